@@ -1,0 +1,12 @@
+# Applies TANDEM_SANITIZE (e.g. "address,undefined" or "thread") to everything built after it.
+if(TANDEM_SANITIZE)
+  if(TANDEM_SANITIZE MATCHES "thread" AND TANDEM_SANITIZE MATCHES "address")
+    message(FATAL_ERROR "TANDEM_SANITIZE: thread and address sanitizers cannot be combined")
+  endif()
+  add_compile_options(-fsanitize=${TANDEM_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${TANDEM_SANITIZE})
+  add_compile_definitions(TANDEM_SANITIZED=1)
+endif()
+if(TANDEM_EXPENSIVE_CHECKS)
+  add_compile_definitions(TANDEM_EXPENSIVE_CHECKS=1)
+endif()

@@ -1,0 +1,180 @@
+#pragma once
+// A job's local area: the regions it borrowed, carved into blocks by best fit with splitting and
+// coalescing, with stream-aware free lists (Waterwave §4.2) and completion batches (Zico §6.1).
+// Internal to tandem::memory; device_pool is the public face.
+//
+// Note [Free block states]
+//   live      handed to the job.
+//   unsynced  freed on stream S, but work enqueued on S before the free may still touch it.
+//             Reusable at once by S (in-order), by another stream only after waiting for S.
+//   synced    the completion event covering its free has completed: usable by any stream, and
+//             a segment made only of one synced block may go back to the sharable area.
+//   pending   freed, but used on extra streams (record_stream): waits for their events, then
+//             becomes unsynced on its own stream.
+// Coalescing joins synced with synced, and unsynced with unsynced of the same stream; an
+// unsynced block is never merged into a synced one (that would make synced memory unsafe).
+//
+// Note [Completion batches]
+//   Frees on a stream go into the stream's open batch. Once `event_granularity` bytes have been
+//   freed into it (or a free empties a whole segment, or memory is needed), the batch is closed
+//   by recording one event on the stream; when that event completes, every block of the batch
+//   becomes synced. One event per N bytes instead of one per free keeps tracking cheap (Zico
+//   Table 1); the price is that freed memory passes to other streams and jobs a little later.
+//
+// Thread safety: every public member locks the arena's mutex; the arena never holds it while
+// taking another arena's lock. Lock order: arena mutex, then the region pool's mutex.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tandem/device/stream.hpp"
+#include "tandem/memory/alloc_kind.hpp"
+#include "tandem/memory/detail/pool_context.hpp"
+#include "tandem/memory/free_status.hpp"
+#include "tandem/memory/stats.hpp"
+
+namespace tandem::memory::detail {
+
+/// Which regions a request is carved from (Zico §6.3: kinds do not share regions).
+enum class region_class : std::uint8_t { persistent, small, large };
+inline constexpr std::size_t region_class_count = 3;
+
+class job_arena {
+ public:
+  job_arena(job_id id, std::string name, pool_context& context);
+  job_arena(const job_arena&) = delete;
+  job_arena& operator=(const job_arena&) = delete;
+
+  [[nodiscard]] job_id id() const { return id_; }
+  [[nodiscard]] const std::string& name() const { return name_; }
+
+  /// Returns nullptr when neither the job's free blocks nor the sharable area can supply
+  /// `bytes` (already rounded). Blocks the host only as the last resort (stats: host_syncs).
+  [[nodiscard]] void* try_allocate(device::stream& stream, std::size_t bytes, alloc_kind kind);
+
+  /// The block at `offset` must lie in a region this job owns.
+  free_status deallocate(std::size_t offset);
+
+  /// Marks the live block at `offset` as used by `stream` too; its free then waits for `stream`.
+  [[nodiscard]] bool record_stream(std::size_t offset, device::stream& stream);
+
+  /// Closes open batches, promotes blocks whose events completed and returns empty regions.
+  /// Never blocks.
+  void poll();
+  /// Closes every open batch and waits for it, so that all freed memory becomes synced and every
+  /// empty region goes back. Blocks the host. Returns whether there was anything to wait for.
+  bool synchronize();
+  /// Forgets `stream` after waiting for its frees; call before destroying a stream the job used.
+  void detach_stream(const device::stream& stream);
+  /// Waits for the job's streams, drops every block and returns every region. Returns the bytes
+  /// that were still live (abandoned).
+  std::size_t release_all();
+
+  void count_out_of_memory();
+  void count_host_sync();
+  [[nodiscard]] job_stats stats() const;
+
+ private:
+  static constexpr std::uint32_t npos = ~std::uint32_t{0};
+  enum class block_state : std::uint8_t { live, unsynced, synced, pending };
+
+  struct block {
+    std::size_t offset = 0;  // from the pool base
+    std::size_t size = 0;
+    std::uint64_t batch = 0;       // unsynced: the completion batch of its free
+    std::uint32_t prev = npos;     // address neighbours inside the segment
+    std::uint32_t next = npos;
+    std::uint32_t fifo_prev = npos;  // unsynced: neighbours in the stream's batch order
+    std::uint32_t fifo_next = npos;
+    std::uint32_t segment = 0;
+    std::uint16_t slot = 0;        // live: allocation stream; unsynced: stream of the free
+    block_state state = block_state::synced;
+    alloc_kind kind = alloc_kind::unknown;
+    region_class cls = region_class::large;
+  };
+
+  struct segment {
+    region_span span;
+    std::size_t live_blocks = 0;  // once 0, closing the open batch lets the regions go back
+    bool in_use = false;
+  };
+
+  // Free blocks ordered for best fit: (size, offset), the block id alongside.
+  struct free_key {
+    std::size_t size;
+    std::size_t offset;
+    std::uint32_t id;
+    bool operator<(const free_key& other) const {
+      return size != other.size ? size < other.size : offset < other.offset;
+    }
+  };
+  using free_index = std::set<free_key>;
+
+  struct pending_event {
+    device::event_ptr done;
+    std::uint64_t batch;
+  };
+
+  struct stream_slot {
+    device::stream* stream = nullptr;
+    std::uint64_t open_batch = 1;        // frees since the last event go here
+    std::size_t open_bytes = 0;          // bytes freed into the open batch
+    std::uint64_t completed_batch = 0;   // every batch up to this one has completed
+    std::deque<pending_event> in_flight; // closed batches, oldest first
+    std::uint32_t fifo_head = npos;      // unsynced blocks, oldest batch first
+    std::uint32_t fifo_tail = npos;
+    std::array<free_index, region_class_count> unsynced;
+  };
+
+  struct pending_free {
+    std::uint32_t block;
+    std::vector<device::event_ptr> uses;
+  };
+
+  // All private members require mutex_.
+  [[nodiscard]] region_class class_of(std::size_t bytes, alloc_kind kind) const;
+  std::uint16_t slot_of(device::stream& stream);
+  std::uint32_t new_block();
+  void index_insert(std::uint32_t id, std::uint32_t fifo_after);
+  void index_erase(std::uint32_t id);
+  std::uint32_t take_best_fit(free_index& index, std::size_t bytes);
+  std::uint32_t take_from_other_streams(std::uint16_t slot, region_class cls, std::size_t bytes);
+  std::uint32_t borrow_segment(region_class cls, std::size_t bytes);
+  void* hand_out(std::uint32_t id, std::uint16_t slot, std::size_t bytes, alloc_kind kind);
+  void free_on_slot(std::uint32_t id);
+  void promote(std::uint32_t id);
+  std::uint32_t merge(std::uint32_t left, std::uint32_t right);
+  void release_if_empty(std::uint32_t id);
+  void close_batch(stream_slot& slot);
+  void poll_slot(stream_slot& slot);
+  void poll_pending_frees();
+  void poll_all();
+  bool wait_all();
+  void trace(trace_op op, std::uint32_t stream, alloc_kind kind, std::size_t bytes,
+             std::size_t offset) const;
+
+  const job_id id_;
+  const std::string name_;
+  pool_context& context_;
+
+  mutable std::mutex mutex_;
+  std::vector<block> blocks_;                   // by block id
+  std::vector<std::uint32_t> spare_blocks_;     // ids of unused entries of blocks_
+  std::vector<segment> segments_;               // by segment id
+  std::vector<std::uint32_t> spare_segments_;
+  std::deque<stream_slot> slots_;               // deque: slots never move
+  std::vector<std::int32_t> slot_by_stream_id_; // device stream id -> slot, -1 if none
+  std::array<free_index, region_class_count> synced_;
+  std::unordered_map<std::size_t, std::uint32_t> live_;  // offset -> block id
+  std::unordered_map<std::uint32_t, std::vector<device::stream*>> extra_uses_;
+  std::vector<pending_free> pending_frees_;
+  job_stats stats_;
+};
+
+}  // namespace tandem::memory::detail

@@ -1,0 +1,240 @@
+#include "tandem/memory/device_pool.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/memory/detail/job_arena.hpp"
+#include "tandem/memory/detail/pool_context.hpp"
+
+namespace tandem::memory {
+
+namespace {
+std::string pointer_text(const void* ptr) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%p", ptr);
+  return text;
+}
+}  // namespace
+
+device_pool::device_pool(device::backend& backend, pool_options options) : backend_(backend) {
+  options.validate();
+  const std::size_t regions = options.capacity / options.region_size;
+  options.capacity = regions * options.region_size;
+  TANDEM_EXPECTS(options.effective_budget() <= options.capacity, config_error,
+                 "the budget (" + format_bytes(options.effective_budget()) +
+                     ") exceeds the capacity rounded to whole regions (" +
+                     format_bytes(options.capacity) + "); lower the budget or raise the capacity");
+  memory_ = backend.reserve(options.capacity);
+  context_ = std::make_unique<detail::pool_context>(memory_->base(), options, regions);
+  jobs_ = std::make_unique<std::atomic<detail::job_arena*>[]>(options.max_jobs);
+  for (std::size_t i = 0; i < options.max_jobs; ++i) jobs_[i].store(nullptr);
+  diagnostic_ = [](const std::string& message) {
+    std::fprintf(stderr, "tandem: %s\n", message.c_str());
+  };
+}
+
+device_pool::~device_pool() {
+  for (std::size_t i = 0; i < context_->options.max_jobs; ++i) {
+    if (auto* job = jobs_[i].exchange(nullptr); job != nullptr) {
+      try {
+        job->release_all();
+      } catch (const std::exception& failure) {
+        report(std::string("while destroying the pool: ") + failure.what());
+      }
+      delete job;
+    }
+  }
+}
+
+detail::job_arena& device_pool::arena(job_id job) const {
+  detail::job_arena* found =
+      job < context_->options.max_jobs ? jobs_[job].load(std::memory_order_acquire) : nullptr;
+  TANDEM_EXPECTS(found != nullptr, usage_error,
+                 "job id " + std::to_string(job) +
+                     " is not registered with this pool; use the id add_job returned");
+  return *found;
+}
+
+job_id device_pool::add_job(std::string name) {
+  std::lock_guard lock(jobs_mutex_);
+  for (std::size_t i = 0; i < context_->options.max_jobs; ++i) {
+    if (jobs_[i].load(std::memory_order_relaxed) == nullptr) {
+      const auto id = static_cast<job_id>(i);
+      jobs_[i].store(new detail::job_arena(id, std::move(name), *context_),
+                     std::memory_order_release);
+      job_count_.fetch_add(1);
+      return id;
+    }
+  }
+  TANDEM_FAIL(usage_error, "cannot add job '" + name + "': " +
+                               std::to_string(context_->options.max_jobs) +
+                               " jobs are registered, the pool's max_jobs; remove finished jobs "
+                               "or raise max_jobs");
+}
+
+std::size_t device_pool::remove_job(job_id job) {
+  std::lock_guard lock(jobs_mutex_);
+  std::unique_ptr<detail::job_arena> removed(&arena(job));
+  jobs_[job].store(nullptr, std::memory_order_release);
+  job_count_.fetch_sub(1);
+  return removed->release_all();
+}
+
+void* device_pool::allocate(job_id job, device::stream& stream, std::size_t bytes,
+                            alloc_kind kind) {
+  auto& owner = arena(job);
+  if (bytes == 0) return nullptr;
+  const std::size_t granularity = context_->options.granularity;
+  const bool too_large = bytes > context_->options.capacity;
+  const std::size_t rounded = too_large ? bytes : align_up(bytes, granularity);
+  if (!too_large) {
+    if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+    // Other jobs may hold empty regions whose frees the device has not finished yet.
+    reclaim_from_others(owner);
+    if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+  }
+  owner.count_out_of_memory();
+  if (auto* sink = context_->sink.load(std::memory_order_acquire)) {
+    sink->on_event({context_->now_ns(), trace_op::out_of_memory, job, stream.id(), kind, rounded, 0});
+  }
+  throw out_of_memory_error(make_report(owner, rounded, kind));
+}
+
+void device_pool::reclaim_from_others(detail::job_arena& requester) {
+  // Called without the requester's lock held, so taking other arenas' locks cannot deadlock.
+  bool waited = false;
+  for (std::size_t i = 0; i < context_->options.max_jobs; ++i) {
+    auto* other = jobs_[i].load(std::memory_order_acquire);
+    if (other != nullptr && other != &requester) waited = other->synchronize() || waited;
+  }
+  if (waited) requester.count_host_sync();
+}
+
+free_status device_pool::deallocate(job_id job, void* ptr) noexcept {
+  if (ptr == nullptr) return free_status::null_pointer;
+  free_status status = free_status::ok;
+  std::string job_label = std::to_string(job);
+  try {
+    auto* owner = job < context_->options.max_jobs ? jobs_[job].load(std::memory_order_acquire)
+                                                   : nullptr;
+    if (owner == nullptr) {
+      status = free_status::unknown_job;
+    } else if (!memory_->contains(ptr)) {
+      status = free_status::foreign_pointer;
+      job_label = "'" + owner->name() + "'";
+    } else {
+      job_label = "'" + owner->name() + "'";
+      const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base());
+      const job_id region_owner = context_->region_supply.owner(offset / context_->options.region_size);
+      if (region_owner == no_job) {
+        status = free_status::not_allocated;
+      } else if (region_owner != job) {
+        status = free_status::wrong_job;
+      } else {
+        status = owner->deallocate(offset);
+      }
+    }
+  } catch (const std::exception& failure) {
+    report("freeing " + pointer_text(ptr) + " for job " + job_label + " failed: " + failure.what());
+    return free_status::ok;
+  }
+  if (status != free_status::ok) {
+    invalid_frees_.fetch_add(1, std::memory_order_relaxed);
+    report("job " + job_label + " freed " + pointer_text(ptr) + ": " + to_string(status) +
+           "; the free was ignored and the pool is unchanged");
+  }
+  return status;
+}
+
+void device_pool::record_stream(job_id job, void* ptr, device::stream& stream) {
+  auto& owner = arena(job);
+  TANDEM_EXPECTS(memory_->contains(ptr), usage_error,
+                 "record_stream: " + pointer_text(ptr) + " is not memory of this pool");
+  const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base());
+  TANDEM_EXPECTS(owner.record_stream(offset, stream), usage_error,
+                 "record_stream: " + pointer_text(ptr) + " is not a live allocation of job '" +
+                     owner.name() + "'");
+}
+
+void device_pool::detach_stream(job_id job, const device::stream& stream) {
+  arena(job).detach_stream(stream);
+}
+
+void device_pool::poll(job_id job) { arena(job).poll(); }
+
+void device_pool::synchronize(job_id job) { arena(job).synchronize(); }
+
+void device_pool::set_budget(std::size_t bytes) { context_->region_supply.set_budget(bytes); }
+
+std::size_t device_pool::budget() const { return context_->region_supply.budget(); }
+
+const pool_options& device_pool::options() const { return context_->options; }
+
+bool device_pool::owns(const void* ptr) const { return memory_->contains(ptr); }
+
+const std::byte* device_pool::base() const { return memory_->base(); }
+
+pool_stats device_pool::stats() const {
+  const auto& regions = context_->region_supply;
+  pool_stats out;
+  out.capacity = regions.capacity();
+  out.budget = regions.budget();
+  out.region_size = regions.region_size();
+  out.live_bytes = context_->live_bytes.load();
+  out.peak_live_bytes = context_->peak_live_bytes.load();
+  out.reserved_bytes = regions.reserved_bytes();
+  out.peak_reserved_bytes = regions.peak_reserved_bytes();
+  out.free_regions = regions.free_regions();
+  out.largest_free_run = regions.largest_free_run();
+  out.jobs = job_count_.load();
+  out.invalid_frees = invalid_frees_.load();
+  return out;
+}
+
+job_stats device_pool::stats(job_id job) const { return arena(job).stats(); }
+
+std::string device_pool::job_name(job_id job) const { return arena(job).name(); }
+
+void device_pool::set_trace_sink(trace_sink* sink) {
+  context_->sink.store(sink, std::memory_order_release);
+}
+
+void device_pool::set_diagnostic_handler(std::function<void(const std::string&)> handler) {
+  std::lock_guard lock(diagnostic_mutex_);
+  diagnostic_ = std::move(handler);
+}
+
+void device_pool::report(const std::string& message) noexcept {
+  try {
+    std::lock_guard lock(diagnostic_mutex_);
+    if (diagnostic_) diagnostic_(message);
+  } catch (...) {
+    // A failing handler must not turn a free into a crash.
+  }
+}
+
+oom_report device_pool::make_report(const detail::job_arena& owner, std::size_t bytes,
+                                    alloc_kind kind) const {
+  const auto job = owner.stats();
+  const auto& regions = context_->region_supply;
+  oom_report out;
+  out.job_name = owner.name();
+  out.job = owner.id();
+  out.requested_bytes = bytes;
+  out.kind = kind;
+  out.job_live_bytes = job.live_bytes;
+  out.job_reserved_bytes = job.reserved_bytes;
+  out.job_unsynced_bytes = job.unsynced_bytes;
+  out.pool_reserved_bytes = regions.reserved_bytes();
+  out.free_regions = regions.free_regions();
+  out.largest_free_run_bytes = regions.largest_free_run() * regions.region_size();
+  out.budget = regions.budget();
+  out.capacity = regions.capacity();
+  out.region_size = regions.region_size();
+  return out;
+}
+
+}  // namespace tandem::memory

@@ -1,0 +1,35 @@
+#include "tandem/memory/out_of_memory.hpp"
+
+#include "tandem/common/units.hpp"
+
+namespace tandem::memory {
+
+std::string oom_report::describe() const {
+  std::string text = "out of memory: job '" + job_name + "' asked for " +
+                     format_bytes(requested_bytes) + " (" + std::string(to_string(kind)) + ")";
+  if (requested_bytes > capacity) {
+    text += ", more than the pool's whole capacity of " + format_bytes(capacity) +
+            "; raise the capacity or shrink the request (a smaller batch)";
+    return text;
+  }
+  text += "\n  job:  " + format_bytes(job_live_bytes) + " live, " +
+          format_bytes(job_reserved_bytes) + " in regions, " + format_bytes(job_unsynced_bytes) +
+          " freed but still pending on the device";
+  text += "\n  pool: " + format_bytes(pool_reserved_bytes) + " of the " + format_bytes(budget) +
+          " budget held by jobs (capacity " + format_bytes(capacity) + "), " +
+          std::to_string(free_regions) + " free regions of " + format_bytes(region_size) +
+          ", largest contiguous free run " + format_bytes(largest_free_run_bytes);
+  text +=
+      "\n  to fix: raise the budget (--budget), lower the batch size, or run fewer jobs at once "
+      "(a policy that staggers their peaks)";
+  if (requested_bytes > region_size && largest_free_run_bytes < requested_bytes &&
+      free_regions * region_size >= requested_bytes) {
+    text += "; the free regions are not contiguous: a larger region size helps";
+  }
+  return text;
+}
+
+out_of_memory_error::out_of_memory_error(oom_report report)
+    : error(report.describe()), report_(std::move(report)) {}
+
+}  // namespace tandem::memory

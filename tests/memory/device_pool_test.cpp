@@ -1,0 +1,242 @@
+// Unit tests of the pool's allocation contract on the CPU backend.
+
+#include "tandem/memory/device_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <set>
+
+#include "pool_fixture.hpp"
+#include "tandem/common/error.hpp"
+
+namespace tandem::memory {
+namespace {
+
+using testing::small_pool;
+
+class DevicePool : public ::testing::Test {
+ protected:
+  device::cpu_backend backend_;
+  std::unique_ptr<device::stream> stream_ = backend_.create_stream("s", device::stream_kind::compute);
+};
+
+TEST_F(DevicePool, RoundsRequestsAndKeepsPointersInsideThePool) {
+  device_pool pool(backend_, small_pool());
+  const auto job = pool.add_job("a");
+  void* p = pool.allocate(job, *stream_, 1);
+  void* q = pool.allocate(job, *stream_, 513);
+  EXPECT_TRUE(pool.owns(p));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 512, 0u);
+  EXPECT_EQ(pool.stats(job).live_bytes, 512u + 1024u);
+  EXPECT_EQ(pool.stats().live_bytes, 1536u);
+  EXPECT_EQ(pool.deallocate(job, p), free_status::ok);
+  EXPECT_EQ(pool.deallocate(job, q), free_status::ok);
+  EXPECT_EQ(pool.stats(job).live_bytes, 0u);
+}
+
+TEST_F(DevicePool, ZeroBytesGiveNullAndNullFreesAreIgnored) {
+  device_pool pool(backend_, small_pool());
+  const auto job = pool.add_job("a");
+  EXPECT_EQ(pool.allocate(job, *stream_, 0), nullptr);
+  EXPECT_EQ(pool.deallocate(job, nullptr), free_status::null_pointer);
+  EXPECT_EQ(pool.stats().invalid_frees, 0u);
+}
+
+TEST_F(DevicePool, KindsAndSizesLiveInSeparateRegions) {
+  device_pool pool(backend_, small_pool());
+  const auto job = pool.add_job("a");
+  void* weights = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::persistent);
+  void* feature = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::feature_map);
+  void* scratch = pool.allocate(job, *stream_, 4 * KiB, alloc_kind::temporary);
+  void* small_fm = pool.allocate(job, *stream_, 8 * KiB, alloc_kind::feature_map);
+  std::set<std::size_t> regions;
+  for (void* p : {weights, feature, scratch}) regions.insert(testing::region_of(pool, p));
+  EXPECT_EQ(regions.size(), 3u) << "persistent, large and small blocks must not share regions";
+  EXPECT_EQ(testing::region_of(pool, scratch), testing::region_of(pool, small_fm))
+      << "small blocks of any non-persistent kind share the small-block regions";
+  const auto stats = pool.stats(job);
+  EXPECT_EQ(stats.by_kind[index_of(alloc_kind::persistent)].live_bytes, 512 * KiB);
+  EXPECT_EQ(stats.by_kind[index_of(alloc_kind::feature_map)].live_bytes, 520 * KiB);
+  EXPECT_EQ(stats.by_kind[index_of(alloc_kind::temporary)].live_bytes, 4 * KiB);
+  EXPECT_EQ(stats.reserved_bytes, 3 * 2 * MiB);
+}
+
+TEST_F(DevicePool, ReusesTheBestFittingFreeBlock) {
+  device_pool pool(backend_, small_pool());
+  const auto job = pool.add_job("a");
+  void* big = pool.allocate(job, *stream_, 768 * KiB);
+  void* keep1 = pool.allocate(job, *stream_, 256 * KiB);
+  void* mid = pool.allocate(job, *stream_, 384 * KiB);
+  void* keep2 = pool.allocate(job, *stream_, 256 * KiB);
+  pool.deallocate(job, big);
+  pool.deallocate(job, mid);
+  EXPECT_EQ(pool.allocate(job, *stream_, 300 * KiB), mid) << "best fit picks the 384 KiB hole";
+  EXPECT_EQ(pool.allocate(job, *stream_, 700 * KiB), big);
+  (void)keep1;
+  (void)keep2;
+}
+
+TEST_F(DevicePool, CoalescesNeighboursAndReturnsEmptyRegions) {
+  device_pool pool(backend_, small_pool());
+  const auto job = pool.add_job("a");
+  std::vector<void*> blocks;
+  for (int i = 0; i < 4; ++i) blocks.push_back(pool.allocate(job, *stream_, 512 * KiB));
+  EXPECT_EQ(pool.stats(job).reserved_bytes, 2 * MiB);
+  for (void* p : {blocks[1], blocks[3], blocks[0], blocks[2]}) pool.deallocate(job, p);
+  stream_->synchronize();
+  pool.poll(job);
+  EXPECT_EQ(pool.stats(job).reserved_bytes, 0u) << "the whole region came back together";
+  EXPECT_EQ(pool.stats().free_regions, 32u);
+  EXPECT_EQ(pool.stats(job).regions_returned, 1u);
+}
+
+TEST_F(DevicePool, LargeRequestsTakeContiguousRunsAndShareTheRemainder) {
+  device_pool pool(backend_, small_pool());
+  const auto job = pool.add_job("a");
+  auto* big = static_cast<std::byte*>(pool.allocate(job, *stream_, 5 * MiB));
+  EXPECT_EQ(pool.stats(job).reserved_bytes, 6 * MiB);
+  auto* tail = static_cast<std::byte*>(pool.allocate(job, *stream_, MiB));
+  EXPECT_EQ(tail, big + 5 * MiB) << "the last region's remainder serves the next large block";
+  EXPECT_EQ(pool.stats(job).reserved_bytes, 6 * MiB);
+}
+
+TEST_F(DevicePool, BudgetCapsRegionsAcrossJobs) {
+  device_pool pool(backend_, small_pool(64 * MiB, 8 * MiB));
+  const auto a = pool.add_job("a");
+  const auto b = pool.add_job("b");
+  void* pa = pool.allocate(a, *stream_, 6 * MiB);
+  EXPECT_THROW((void)pool.allocate(b, *stream_, 4 * MiB), out_of_memory_error);
+  void* pb = pool.allocate(b, *stream_, 2 * MiB);
+  EXPECT_EQ(pool.stats().reserved_bytes, 8 * MiB);
+  EXPECT_EQ(pool.stats(b).out_of_memory, 1u);
+  pool.deallocate(a, pa);
+  EXPECT_NO_THROW((void)pool.allocate(b, *stream_, 4 * MiB)) << "freed regions pass to b";
+  (void)pb;
+}
+
+TEST_F(DevicePool, LoweringTheBudgetNeverBreaksLiveAllocations) {
+  device_pool pool(backend_, small_pool(64 * MiB));
+  const auto job = pool.add_job("a");
+  void* p = pool.allocate(job, *stream_, 16 * MiB);
+  std::memset(p, 1, 16 * MiB);
+  pool.set_budget(8 * MiB);
+  EXPECT_EQ(pool.budget(), 8 * MiB);
+  EXPECT_EQ(pool.stats().reserved_bytes, 16 * MiB);
+  EXPECT_THROW((void)pool.allocate(job, *stream_, 2 * MiB), out_of_memory_error);
+  pool.deallocate(job, p);
+  void* q = pool.allocate(job, *stream_, 8 * MiB);
+  EXPECT_NE(q, nullptr);
+  EXPECT_LE(pool.stats().reserved_bytes, 8 * MiB);
+  EXPECT_THROW(pool.set_budget(65 * MiB), usage_error);
+}
+
+TEST_F(DevicePool, OutOfMemoryReportsTheNumbersAndWhatToChange) {
+  device_pool pool(backend_, small_pool(64 * MiB, 8 * MiB));
+  const auto job = pool.add_job("resnet");
+  void* held = pool.allocate(job, *stream_, 6 * MiB, alloc_kind::feature_map);
+  try {
+    (void)pool.allocate(job, *stream_, 3 * MiB, alloc_kind::feature_map);
+    FAIL() << "no out-of-memory error";
+  } catch (const out_of_memory_error& oom) {
+    const std::string what = oom.what();
+    EXPECT_EQ(oom.report().requested_bytes, 3 * MiB);
+    EXPECT_EQ(oom.report().job_live_bytes, 6 * MiB);
+    EXPECT_EQ(oom.report().budget, 8 * MiB);
+    for (const char* needle : {"resnet", "3.00 MiB", "feature_map", "8.00 MiB budget", "--budget"}) {
+      EXPECT_NE(what.find(needle), std::string::npos) << needle << " missing from:\n" << what;
+    }
+  }
+  try {
+    (void)pool.allocate(job, *stream_, 100 * MiB);
+    FAIL() << "no out-of-memory error";
+  } catch (const out_of_memory_error& oom) {
+    EXPECT_NE(std::string(oom.what()).find("whole capacity"), std::string::npos) << oom.what();
+  }
+  pool.deallocate(job, held);
+}
+
+TEST_F(DevicePool, RemovingAJobReturnsEverythingAndOthersCarryOn) {
+  device_pool pool(backend_, small_pool(64 * MiB, 16 * MiB));
+  const auto failing = pool.add_job("failing");
+  const auto other = pool.add_job("other");
+  void* kept = pool.allocate(other, *stream_, 4 * MiB);
+  (void)pool.allocate(failing, *stream_, 10 * MiB);
+  (void)pool.allocate(failing, *stream_, 100 * KiB);
+  EXPECT_EQ(pool.remove_job(failing), 10 * MiB + 100 * KiB);
+  EXPECT_EQ(pool.stats().jobs, 1u);
+  EXPECT_EQ(pool.stats().reserved_bytes, 4 * MiB);
+  EXPECT_EQ(pool.stats().live_bytes, 4 * MiB);
+  EXPECT_NO_THROW((void)pool.allocate(other, *stream_, 12 * MiB));
+  EXPECT_THROW((void)pool.stats(failing), usage_error);
+  EXPECT_EQ(pool.deallocate(other, kept), free_status::ok);
+}
+
+TEST_F(DevicePool, RecordsOneEventPerGranuleOfFreedBytes) {
+  auto options = small_pool();
+  options.event_granularity = 4 * MiB;
+  device_pool pool(backend_, options);
+  const auto job = pool.add_job("a");
+  std::vector<void*> blocks;
+  for (int i = 0; i < 16; ++i) blocks.push_back(pool.allocate(job, *stream_, 512 * KiB));
+  void* pin = pool.allocate(job, *stream_, 1 * MiB);  // keeps the regions from emptying
+  for (std::size_t i = 0; i < blocks.size(); i += 2) pool.deallocate(job, blocks[i]);  // 4 MiB
+  EXPECT_EQ(pool.stats(job).events_recorded, 1u) << "8 frees of 512 KiB make one 4 MiB batch";
+  (void)pin;
+}
+
+TEST_F(DevicePool, TraceRecordsEveryMove) {
+  device_pool pool(backend_, small_pool());
+  trace_recorder recorder;
+  pool.set_trace_sink(&recorder);
+  const auto job = pool.add_job("a");
+  void* p = pool.allocate(job, *stream_, 3 * MiB, alloc_kind::gradient);
+  pool.deallocate(job, p);
+  stream_->synchronize();
+  pool.poll(job);
+  pool.set_trace_sink(nullptr);
+  const auto events = recorder.events();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].op, trace_op::region_borrow);
+  EXPECT_EQ(events[0].bytes, 4 * MiB);
+  EXPECT_EQ(events[1].op, trace_op::alloc);
+  EXPECT_EQ(events[1].kind, alloc_kind::gradient);
+  EXPECT_EQ(events[1].bytes, 3 * MiB);
+  EXPECT_EQ(events[1].stream, stream_->id());
+  EXPECT_EQ(events[2].op, trace_op::free);
+  EXPECT_EQ(events[3].op, trace_op::region_return);
+  EXPECT_LE(events[0].time_ns, events[3].time_ns);
+}
+
+TEST(PoolOptions, ValidateNamesTheBadField) {
+  auto expect_error = [](pool_options options, const char* field) {
+    try {
+      options.validate();
+      ADD_FAILURE() << "accepted a bad " << field;
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  pool_options options;
+  options.region_size = MiB;
+  expect_error(options, "region_size");
+  options = {};
+  options.region_size = 3 * MiB;
+  expect_error(options, "region_size");
+  options = {};
+  options.budget = 2 * options.capacity;
+  expect_error(options, "budget");
+  options = {};
+  options.capacity = MiB;
+  expect_error(options, "capacity");
+  options = {};
+  options.granularity = 100;
+  expect_error(options, "granularity");
+  options = {};
+  options.max_jobs = 0;
+  expect_error(options, "max_jobs");
+  EXPECT_NO_THROW(pool_options{}.validate());
+}
+
+}  // namespace
+}  // namespace tandem::memory
