@@ -1,7 +1,6 @@
 // The `tandem` command line: a thin layer that fills option structs and calls the library.
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 #include "pool_demo.hpp"

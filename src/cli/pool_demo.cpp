@@ -63,7 +63,8 @@ int run_pool_demo(const pool_demo_options& options, std::ostream& out) {
   std::mutex out_mutex;
   std::vector<memory::job_id> ids;
   std::vector<std::string> failures(options.jobs);
-  for (std::size_t j = 0; j < options.jobs; ++j) ids.push_back(pool.add_job(fmt::format("job{}", j)));
+  for (std::size_t j = 0; j < options.jobs; ++j)
+    ids.push_back(pool.add_job(fmt::format("job{}", j)));
 
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
@@ -75,8 +76,9 @@ int run_pool_demo(const pool_demo_options& options, std::ostream& out) {
         for (std::size_t it = 0; it < options.iterations; ++it) {
           if (it == 0 && j > 0) {
             // Start late so that the jobs' peaks fall at different times.
-            std::this_thread::sleep_for(std::chrono::duration<double>(
-                options.stagger * static_cast<double>(j) * 0.05 * static_cast<double>(options.layers)));
+            std::this_thread::sleep_for(
+                std::chrono::duration<double>(options.stagger * static_cast<double>(j) * 0.05 *
+                                              static_cast<double>(options.layers)));
           }
           run_iteration(pool, ids[j], *stream, options);
           const auto stats = pool.stats(ids[j]);
@@ -105,18 +107,18 @@ int run_pool_demo(const pool_demo_options& options, std::ostream& out) {
     const auto s = pool.stats(ids[j]);
     out << fmt::format("{:<6} {:>12} {:>14} {:>9} {:>9} {:>11} {:>9} {:>7}  {}\n",
                        pool.job_name(ids[j]), format_bytes(s.peak_live_bytes),
-                       format_bytes(s.peak_reserved_bytes), s.regions_borrowed,
-                       s.regions_returned, s.same_stream_reuses, s.synced_reuses,
-                       s.events_recorded, failures[j].empty() ? "completed" : "out of memory");
+                       format_bytes(s.peak_reserved_bytes), s.regions_borrowed, s.regions_returned,
+                       s.same_stream_reuses, s.synced_reuses, s.events_recorded,
+                       failures[j].empty() ? "completed" : "out of memory");
     if (!failures[j].empty()) ++failed;
   }
   const auto system = pool.stats();
-  out << fmt::format("\nsystem: peak {} in regions against a budget of {} ({:.0f}%), peak live {}, "
-                     "{:.2f} s\n",
-                     format_bytes(system.peak_reserved_bytes), format_bytes(system.budget),
-                     100.0 * static_cast<double>(system.peak_reserved_bytes) /
-                         static_cast<double>(system.budget),
-                     format_bytes(system.peak_live_bytes), seconds);
+  out << fmt::format(
+      "\nsystem: peak {} in regions against a budget of {} ({:.0f}%), peak live {}, "
+      "{:.2f} s\n",
+      format_bytes(system.peak_reserved_bytes), format_bytes(system.budget),
+      100.0 * static_cast<double>(system.peak_reserved_bytes) / static_cast<double>(system.budget),
+      format_bytes(system.peak_live_bytes), seconds);
   for (std::size_t j = 0; j < options.jobs; ++j) {
     if (!failures[j].empty()) out << "\njob" << j << ": " << failures[j] << "\n";
   }

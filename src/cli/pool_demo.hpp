@@ -10,7 +10,7 @@ struct pool_demo_options {
   std::size_t jobs = 3;
   std::size_t iterations = 6;
   std::size_t layers = 12;
-  std::size_t layer_bytes = 24u << 20;   // feature map of the first layer
+  std::size_t layer_bytes = 24u << 20;  // feature map of the first layer
   std::size_t capacity = 2048u << 20;
   std::size_t budget = 1024u << 20;
   std::size_t region_size = 16u << 20;

@@ -58,11 +58,20 @@ std::size_t parse_bytes(std::string_view text) {
     const std::string rest = unit.substr(1);
     if (rest != "" && rest != "b" && rest != "ib") bad("the unit is not one of B, K, M, G, T");
     switch (prefix) {
-      case 'k': scale = static_cast<double>(KiB); break;
-      case 'm': scale = static_cast<double>(MiB); break;
-      case 'g': scale = static_cast<double>(GiB); break;
-      case 't': scale = static_cast<double>(GiB) * 1024.0; break;
-      default: bad("the unit is not one of B, K, M, G, T");
+      case 'k':
+        scale = static_cast<double>(KiB);
+        break;
+      case 'm':
+        scale = static_cast<double>(MiB);
+        break;
+      case 'g':
+        scale = static_cast<double>(GiB);
+        break;
+      case 't':
+        scale = static_cast<double>(GiB) * 1024.0;
+        break;
+      default:
+        bad("the unit is not one of B, K, M, G, T");
     }
   }
   const double bytes = number * scale;

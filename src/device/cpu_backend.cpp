@@ -20,8 +20,10 @@ namespace tandem::device {
 
 const char* to_string(backend_kind kind) {
   switch (kind) {
-    case backend_kind::cpu: return "cpu";
-    case backend_kind::cuda: return "cuda";
+    case backend_kind::cpu:
+      return "cpu";
+    case backend_kind::cuda:
+      return "cuda";
   }
   return "unknown";
 }
@@ -31,8 +33,9 @@ namespace {
 std::size_t physical_memory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGESIZE);
-  return pages > 0 && page_size > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
-                                    : 0;
+  return pages > 0 && page_size > 0
+             ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size)
+             : 0;
 }
 
 /// The queue a worker thread drains. Events keep it alive, so they may outlive their stream.
@@ -41,10 +44,10 @@ struct work_queue {
   std::condition_variable work_ready;
   std::condition_variable work_done;
   std::deque<std::function<void()>> items;
-  std::uint64_t enqueued = 0;             // guarded by mutex
+  std::uint64_t enqueued = 0;               // guarded by mutex
   std::atomic<std::uint64_t> completed{0};  // written by the worker only
-  bool stopping = false;                  // guarded by mutex
-  std::exception_ptr first_error;         // guarded by mutex
+  bool stopping = false;                    // guarded by mutex
+  std::exception_ptr first_error;           // guarded by mutex
 
   void push(std::function<void()> item) {
     {
@@ -113,8 +116,8 @@ class cpu_reservation final : public reservation {
 class cpu_host_buffer final : public host_buffer {
  public:
   explicit cpu_host_buffer(std::size_t size)
-      : host_buffer(static_cast<std::byte*>(::operator new(size, std::align_val_t{4096})), size) {}
-  ~cpu_host_buffer() override { ::operator delete(data(), std::align_val_t{4096}); }
+      : host_buffer(static_cast<std::byte*>(::operator new (size, std::align_val_t{4096})), size) {}
+  ~cpu_host_buffer() override { ::operator delete (data(), std::align_val_t{4096}); }
 };
 
 }  // namespace
@@ -123,8 +126,8 @@ struct detail::cpu_backend_state {
   cpu_backend_options options;
   std::size_t limit = 0;
   std::mutex mutex;
-  std::size_t reserved = 0;         // guarded by mutex
-  std::vector<bool> stream_ids;     // guarded by mutex; true = in use
+  std::size_t reserved = 0;      // guarded by mutex
+  std::vector<bool> stream_ids;  // guarded by mutex; true = in use
 
   std::uint32_t take_stream_id() {
     std::lock_guard lock(mutex);
@@ -201,7 +204,8 @@ class cpu_stream final : public stream {
       std::memcpy(dst, src, bytes);
       if (bandwidth > 0) {
         // Hold the copy engine for as long as the modelled link would take.
-        const auto due = start + std::chrono::duration<double>(static_cast<double>(bytes) / bandwidth);
+        const auto due =
+            start + std::chrono::duration<double>(static_cast<double>(bytes) / bandwidth);
         std::this_thread::sleep_until(due);
       }
     });
@@ -221,7 +225,8 @@ class cpu_stream final : public stream {
 
 }  // namespace
 
-cpu_backend::cpu_backend(cpu_backend_options options) : state_(std::make_shared<detail::cpu_backend_state>()) {
+cpu_backend::cpu_backend(cpu_backend_options options)
+    : state_(std::make_shared<detail::cpu_backend_state>()) {
   TANDEM_EXPECTS(options.copy_bandwidth >= 0, config_error,
                  "the CPU backend's copy bandwidth must be positive bytes per second, or 0 for "
                  "memcpy speed");
@@ -241,7 +246,9 @@ std::string cpu_backend::describe() const {
   return text;
 }
 
-std::size_t cpu_backend::total_memory() const { return state_->limit; }
+std::size_t cpu_backend::total_memory() const {
+  return state_->limit;
+}
 
 std::unique_ptr<reservation> cpu_backend::reserve(std::size_t bytes) {
   TANDEM_EXPECTS(bytes > 0, usage_error, "cannot reserve 0 bytes of device memory");
@@ -261,8 +268,7 @@ std::unique_ptr<reservation> cpu_backend::reserve(std::size_t bytes) {
     std::lock_guard lock(state_->mutex);
     state_->reserved -= bytes;
     TANDEM_FAIL(device_error, "mmap of " + format_bytes(bytes) +
-                                  " failed: " + std::strerror(errno) +
-                                  "; lower the pool capacity");
+                                  " failed: " + std::strerror(errno) + "; lower the pool capacity");
   }
   auto state = state_;
   return std::make_unique<cpu_reservation>(static_cast<std::byte*>(base), bytes, [state, bytes] {

@@ -69,8 +69,8 @@ job_id device_pool::add_job(std::string name) {
       return id;
     }
   }
-  TANDEM_FAIL(usage_error, "cannot add job '" + name + "': " +
-                               std::to_string(context_->options.max_jobs) +
+  TANDEM_FAIL(usage_error, "cannot add job '" + name +
+                               "': " + std::to_string(context_->options.max_jobs) +
                                " jobs are registered, the pool's max_jobs; remove finished jobs "
                                "or raise max_jobs");
 }
@@ -98,7 +98,8 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
   }
   owner.count_out_of_memory();
   if (auto* sink = context_->sink.load(std::memory_order_acquire)) {
-    sink->on_event({context_->now_ns(), trace_op::out_of_memory, job, stream.id(), kind, rounded, 0});
+    sink->on_event(
+        {context_->now_ns(), trace_op::out_of_memory, job, stream.id(), kind, rounded, 0});
   }
   throw out_of_memory_error(make_report(owner, rounded, kind));
 }
@@ -118,8 +119,8 @@ free_status device_pool::deallocate(job_id job, void* ptr) noexcept {
   free_status status = free_status::ok;
   std::string job_label = std::to_string(job);
   try {
-    auto* owner = job < context_->options.max_jobs ? jobs_[job].load(std::memory_order_acquire)
-                                                   : nullptr;
+    auto* owner =
+        job < context_->options.max_jobs ? jobs_[job].load(std::memory_order_acquire) : nullptr;
     if (owner == nullptr) {
       status = free_status::unknown_job;
     } else if (!memory_->contains(ptr)) {
@@ -128,7 +129,8 @@ free_status device_pool::deallocate(job_id job, void* ptr) noexcept {
     } else {
       job_label = "'" + owner->name() + "'";
       const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base());
-      const job_id region_owner = context_->region_supply.owner(offset / context_->options.region_size);
+      const job_id region_owner =
+          context_->region_supply.owner(offset / context_->options.region_size);
       if (region_owner == no_job) {
         status = free_status::not_allocated;
       } else if (region_owner != job) {
@@ -163,19 +165,33 @@ void device_pool::detach_stream(job_id job, const device::stream& stream) {
   arena(job).detach_stream(stream);
 }
 
-void device_pool::poll(job_id job) { arena(job).poll(); }
+void device_pool::poll(job_id job) {
+  arena(job).poll();
+}
 
-void device_pool::synchronize(job_id job) { arena(job).synchronize(); }
+void device_pool::synchronize(job_id job) {
+  arena(job).synchronize();
+}
 
-void device_pool::set_budget(std::size_t bytes) { context_->region_supply.set_budget(bytes); }
+void device_pool::set_budget(std::size_t bytes) {
+  context_->region_supply.set_budget(bytes);
+}
 
-std::size_t device_pool::budget() const { return context_->region_supply.budget(); }
+std::size_t device_pool::budget() const {
+  return context_->region_supply.budget();
+}
 
-const pool_options& device_pool::options() const { return context_->options; }
+const pool_options& device_pool::options() const {
+  return context_->options;
+}
 
-bool device_pool::owns(const void* ptr) const { return memory_->contains(ptr); }
+bool device_pool::owns(const void* ptr) const {
+  return memory_->contains(ptr);
+}
 
-const std::byte* device_pool::base() const { return memory_->base(); }
+const std::byte* device_pool::base() const {
+  return memory_->base();
+}
 
 pool_stats device_pool::stats() const {
   const auto& regions = context_->region_supply;
@@ -194,9 +210,13 @@ pool_stats device_pool::stats() const {
   return out;
 }
 
-job_stats device_pool::stats(job_id job) const { return arena(job).stats(); }
+job_stats device_pool::stats(job_id job) const {
+  return arena(job).stats();
+}
 
-std::string device_pool::job_name(job_id job) const { return arena(job).name(); }
+std::string device_pool::job_name(job_id job) const {
+  return arena(job).name();
+}
 
 void device_pool::set_trace_sink(trace_sink* sink) {
   context_->sink.store(sink, std::memory_order_release);

@@ -132,7 +132,8 @@ std::uint32_t job_arena::take_from_other_streams(std::uint16_t slot, region_clas
   std::uint32_t best = npos;
   for (std::size_t other = 0; other < slots_.size(); ++other) {
     if (other == slot) continue;
-    const auto candidate = take_best_fit(slots_[other].unsynced[static_cast<std::size_t>(cls)], bytes);
+    const auto candidate =
+        take_best_fit(slots_[other].unsynced[static_cast<std::size_t>(cls)], bytes);
     if (candidate != npos && (best == npos || blocks_[candidate].size < blocks_[best].size)) {
       best = candidate;
     }
@@ -196,6 +197,12 @@ void* job_arena::hand_out(std::uint32_t id, std::uint16_t slot, std::size_t byte
 
 void* job_arena::try_allocate(device::stream& stream, std::size_t bytes, alloc_kind kind) {
   std::lock_guard lock(mutex_);
+  void* ptr = search(stream, bytes, kind);
+  check_invariants();
+  return ptr;
+}
+
+void* job_arena::search(device::stream& stream, std::size_t bytes, alloc_kind kind) {
   const auto slot = slot_of(stream);
   const auto cls = class_of(bytes, kind);
   auto& synced = synced_[static_cast<std::size_t>(cls)];
@@ -404,6 +411,7 @@ free_status job_arena::deallocate(std::size_t offset) {
     return free_status::ok;
   }
   free_on_slot(id);
+  check_invariants();
   return free_status::ok;
 }
 
@@ -467,7 +475,8 @@ std::size_t job_arena::release_all() {
     if (!seg.in_use) continue;
     context_.region_supply.give_back(seg.span);
     stats_.regions_returned += seg.span.count;
-    trace(trace_op::region_return, 0, alloc_kind::unknown, seg.span.count * context_.options.region_size,
+    trace(trace_op::region_return, 0, alloc_kind::unknown,
+          seg.span.count * context_.options.region_size,
           seg.span.first * context_.options.region_size);
     seg.in_use = false;
   }
@@ -508,6 +517,46 @@ job_stats job_arena::stats() const {
   }
   for (const auto& entry : pending_frees_) out.unsynced_bytes += blocks_[entry.block].size;
   return out;
+}
+
+void job_arena::check_invariants() const {
+#if defined(TANDEM_EXPENSIVE_CHECKS)
+  std::size_t accounted = 0;
+  auto check_block = [&](std::uint32_t id, block_state state) {
+    const block& b = blocks_[id];
+    TANDEM_ASSERT(b.state == state, "a block is indexed under the wrong state");
+    TANDEM_ASSERT(segments_[b.segment].in_use, "a block lies in a returned segment");
+    if (b.next != npos) {
+      TANDEM_ASSERT(blocks_[b.next].prev == id && blocks_[b.next].offset == b.offset + b.size,
+                    "address neighbours are not linked or not contiguous");
+    }
+    accounted += b.size;
+  };
+  for (const auto& index : synced_) {
+    for (const auto& key : index) check_block(key.id, block_state::synced);
+  }
+  for (const auto& slot : slots_) {
+    std::size_t in_fifo = 0;
+    std::uint64_t last_batch = 0;
+    for (auto id = slot.fifo_head; id != npos; id = blocks_[id].fifo_next) {
+      TANDEM_ASSERT(blocks_[id].batch >= last_batch, "the unsynced FIFO is out of batch order");
+      last_batch = blocks_[id].batch;
+      ++in_fifo;
+    }
+    std::size_t indexed = 0;
+    for (const auto& index : slot.unsynced) {
+      for (const auto& key : index) check_block(key.id, block_state::unsynced);
+      indexed += index.size();
+    }
+    TANDEM_ASSERT(in_fifo == indexed, "the unsynced FIFO and index disagree");
+  }
+  for (const auto& [offset, id] : live_) {
+    TANDEM_ASSERT(blocks_[id].offset == offset, "a live entry points at the wrong block");
+    check_block(id, block_state::live);
+  }
+  for (const auto& entry : pending_frees_) check_block(entry.block, block_state::pending);
+  TANDEM_ASSERT(accounted == stats_.reserved_bytes, "blocks do not tile the held regions");
+#endif
 }
 
 void job_arena::trace(trace_op op, std::uint32_t stream, alloc_kind kind, std::size_t bytes,

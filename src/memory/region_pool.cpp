@@ -16,7 +16,8 @@ region_pool::region_pool(std::size_t region_count, std::size_t region_size, std:
   TANDEM_EXPECTS(budget <= capacity(), usage_error,
                  "the budget (" + format_bytes(budget) + ") exceeds the capacity (" +
                      format_bytes(capacity()) + ")");
-  for (std::size_t i = 0; i < region_count; ++i) owners_[i].store(no_job, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < region_count; ++i)
+    owners_[i].store(no_job, std::memory_order_relaxed);
   insert_run(0, region_count);
 }
 

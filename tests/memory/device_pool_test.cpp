@@ -18,7 +18,8 @@ using testing::small_pool;
 class DevicePool : public ::testing::Test {
  protected:
   device::cpu_backend backend_;
-  std::unique_ptr<device::stream> stream_ = backend_.create_stream("s", device::stream_kind::compute);
+  std::unique_ptr<device::stream> stream_ =
+      backend_.create_stream("s", device::stream_kind::compute);
 };
 
 TEST_F(DevicePool, RoundsRequestsAndKeepsPointersInsideThePool) {
@@ -143,7 +144,8 @@ TEST_F(DevicePool, OutOfMemoryReportsTheNumbersAndWhatToChange) {
     EXPECT_EQ(oom.report().requested_bytes, 3 * MiB);
     EXPECT_EQ(oom.report().job_live_bytes, 6 * MiB);
     EXPECT_EQ(oom.report().budget, 8 * MiB);
-    for (const char* needle : {"resnet", "3.00 MiB", "feature_map", "8.00 MiB budget", "--budget"}) {
+    for (const char* needle :
+         {"resnet", "3.00 MiB", "feature_map", "8.00 MiB budget", "--budget"}) {
       EXPECT_NE(what.find(needle), std::string::npos) << needle << " missing from:\n" << what;
     }
   }

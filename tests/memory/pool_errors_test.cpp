@@ -32,7 +32,8 @@ class PoolErrors : public ::testing::Test {
   }
 
   device::cpu_backend backend_;
-  std::unique_ptr<device::stream> stream_ = backend_.create_stream("s", device::stream_kind::compute);
+  std::unique_ptr<device::stream> stream_ =
+      backend_.create_stream("s", device::stream_kind::compute);
   device_pool pool_{backend_, small_pool()};
   std::vector<std::string> messages_;
   job_id owner_ = 0;

@@ -18,7 +18,8 @@ namespace tandem::memory {
 namespace {
 
 std::size_t steps_from_env(std::size_t fallback) {
-  if (const char* text = std::getenv("TANDEM_PROPERTY_STEPS")) return std::strtoull(text, nullptr, 10);
+  if (const char* text = std::getenv("TANDEM_PROPERTY_STEPS"))
+    return std::strtoull(text, nullptr, 10);
   return fallback;
 }
 

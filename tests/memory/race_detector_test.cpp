@@ -69,7 +69,8 @@ run_result run_detector(std::size_t jobs, std::size_t operations, std::uint64_t 
     threads.emplace_back([&, j] {
       std::mt19937_64 random(seed + j);
       std::vector<std::unique_ptr<device::stream>> streams;
-      streams.push_back(backend.create_stream("c" + std::to_string(j), device::stream_kind::compute));
+      streams.push_back(
+          backend.create_stream("c" + std::to_string(j), device::stream_kind::compute));
       streams.push_back(backend.create_stream("x" + std::to_string(j), device::stream_kind::copy));
       for (std::size_t op = 0; op < operations; ++op) {
         auto& stream = *streams[random() % streams.size()];

@@ -46,11 +46,11 @@ std::string located(const char* file, int line, const std::string& message);
 }  // namespace tandem
 
 /// Throws `exception_type` with `message` and the location unless `condition` holds.
-#define TANDEM_EXPECTS(condition, exception_type, message)                             \
-  do {                                                                                 \
-    if (!(condition)) [[unlikely]] {                                                   \
+#define TANDEM_EXPECTS(condition, exception_type, message)                            \
+  do {                                                                                \
+    if (!(condition)) [[unlikely]] {                                                  \
       throw exception_type(::tandem::detail::located(__FILE__, __LINE__, (message))); \
-    }                                                                                  \
+    }                                                                                 \
   } while (false)
 
 /// Throws `exception_type` with `message` and the location.

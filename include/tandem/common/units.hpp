@@ -24,6 +24,8 @@ constexpr std::size_t align_up(std::size_t value, std::size_t alignment) {
   return (value + alignment - 1) & ~(alignment - 1);
 }
 
-constexpr bool is_power_of_two(std::size_t value) { return value != 0 && (value & (value - 1)) == 0; }
+constexpr bool is_power_of_two(std::size_t value) {
+  return value != 0 && (value & (value - 1)) == 0;
+}
 
 }  // namespace tandem

@@ -24,15 +24,22 @@ inline constexpr std::array<alloc_kind, alloc_kind_count> all_alloc_kinds{
     alloc_kind::unknown, alloc_kind::persistent, alloc_kind::feature_map, alloc_kind::gradient,
     alloc_kind::temporary};
 
-constexpr std::size_t index_of(alloc_kind kind) { return static_cast<std::size_t>(kind); }
+constexpr std::size_t index_of(alloc_kind kind) {
+  return static_cast<std::size_t>(kind);
+}
 
 constexpr std::string_view to_string(alloc_kind kind) {
   switch (kind) {
-    case alloc_kind::unknown: return "unknown";
-    case alloc_kind::persistent: return "persistent";
-    case alloc_kind::feature_map: return "feature_map";
-    case alloc_kind::gradient: return "gradient";
-    case alloc_kind::temporary: return "temporary";
+    case alloc_kind::unknown:
+      return "unknown";
+    case alloc_kind::persistent:
+      return "persistent";
+    case alloc_kind::feature_map:
+      return "feature_map";
+    case alloc_kind::gradient:
+      return "gradient";
+    case alloc_kind::temporary:
+      return "temporary";
   }
   return "invalid";
 }

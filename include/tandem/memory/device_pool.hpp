@@ -103,7 +103,7 @@ class device_pool {
   std::unique_ptr<device::reservation> memory_;
   std::unique_ptr<detail::pool_context> context_;
   std::unique_ptr<std::atomic<detail::job_arena*>[]> jobs_;  // by job id; null when free
-  std::mutex jobs_mutex_;                                     // serializes add/remove
+  std::mutex jobs_mutex_;                                    // serializes add/remove
   std::atomic<std::size_t> job_count_{0};
   std::atomic<std::uint64_t> invalid_frees_{0};
   std::mutex diagnostic_mutex_;

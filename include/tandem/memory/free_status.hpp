@@ -17,12 +17,18 @@ enum class free_status : std::uint8_t {
 
 constexpr const char* to_string(free_status status) {
   switch (status) {
-    case free_status::ok: return "ok";
-    case free_status::null_pointer: return "null pointer";
-    case free_status::foreign_pointer: return "foreign pointer (not from this pool)";
-    case free_status::not_allocated: return "not a live allocation (double free?)";
-    case free_status::wrong_job: return "freed by a job that does not own it";
-    case free_status::unknown_job: return "unknown job";
+    case free_status::ok:
+      return "ok";
+    case free_status::null_pointer:
+      return "null pointer";
+    case free_status::foreign_pointer:
+      return "foreign pointer (not from this pool)";
+    case free_status::not_allocated:
+      return "not a live allocation (double free?)";
+    case free_status::wrong_job:
+      return "freed by a job that does not own it";
+    case free_status::unknown_job:
+      return "unknown job";
   }
   return "invalid";
 }

@@ -15,7 +15,7 @@ namespace tandem::memory {
 struct oom_report {
   std::string job_name;
   job_id job = 0;
-  std::size_t requested_bytes = 0;     ///< after rounding
+  std::size_t requested_bytes = 0;  ///< after rounding
   alloc_kind kind = alloc_kind::unknown;
   std::size_t job_live_bytes = 0;
   std::size_t job_reserved_bytes = 0;

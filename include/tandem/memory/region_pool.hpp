@@ -57,7 +57,7 @@ class region_pool {
   [[nodiscard]] std::size_t largest_free_run() const;
 
  private:
-  void insert_run(std::size_t first, std::size_t count);  // requires mutex_
+  void insert_run(std::size_t first, std::size_t count);             // requires mutex_
   void erase_run(std::map<std::size_t, std::size_t>::iterator run);  // requires mutex_
 
   const std::size_t region_count_;
@@ -65,11 +65,11 @@ class region_pool {
   std::unique_ptr<std::atomic<job_id>[]> owners_;  // no_job when free
 
   mutable std::mutex mutex_;
-  std::size_t budget_;                             // guarded by mutex_
-  std::size_t reserved_ = 0;                       // guarded by mutex_
-  std::size_t peak_reserved_ = 0;                  // guarded by mutex_
-  std::size_t free_count_ = 0;                     // guarded by mutex_
-  std::map<std::size_t, std::size_t> runs_by_address_;   // first -> count; guarded by mutex_
+  std::size_t budget_;                                          // guarded by mutex_
+  std::size_t reserved_ = 0;                                    // guarded by mutex_
+  std::size_t peak_reserved_ = 0;                               // guarded by mutex_
+  std::size_t free_count_ = 0;                                  // guarded by mutex_
+  std::map<std::size_t, std::size_t> runs_by_address_;          // first -> count; guarded by mutex_
   std::set<std::pair<std::size_t, std::size_t>> runs_by_size_;  // (count, first); guarded
 };
 

@@ -11,35 +11,35 @@
 namespace tandem::memory {
 
 struct kind_stats {
-  std::size_t live_bytes = 0;        ///< now: bytes of live allocations of this kind
-  std::size_t peak_live_bytes = 0;   ///< peak of live_bytes
-  std::uint64_t allocations = 0;     ///< count
-  std::uint64_t frees = 0;           ///< count
+  std::size_t live_bytes = 0;       ///< now: bytes of live allocations of this kind
+  std::size_t peak_live_bytes = 0;  ///< peak of live_bytes
+  std::uint64_t allocations = 0;    ///< count
+  std::uint64_t frees = 0;          ///< count
 };
 
 struct job_stats {
   std::array<kind_stats, alloc_kind_count> by_kind{};
-  std::size_t live_bytes = 0;           ///< now: all kinds
-  std::size_t peak_live_bytes = 0;      ///< peak of live_bytes
-  std::size_t reserved_bytes = 0;       ///< now: bytes of the regions the job holds
-  std::size_t peak_reserved_bytes = 0;  ///< peak of reserved_bytes
-  std::uint64_t allocations = 0;        ///< count
-  std::uint64_t frees = 0;              ///< count
-  std::uint64_t regions_borrowed = 0;   ///< count: regions taken from the sharable area
-  std::uint64_t regions_returned = 0;   ///< count: regions given back
-  std::uint64_t same_stream_reuses = 0; ///< count: served from an unsynced block of its stream
-  std::uint64_t synced_reuses = 0;      ///< count: served from a block known complete
-  std::uint64_t cross_stream_waits = 0; ///< count: took another stream's block, ordered by a wait
-  std::uint64_t host_syncs = 0;         ///< count: blocked the host to make freed memory usable
-  std::uint64_t events_recorded = 0;    ///< count: completion events recorded on free
-  std::uint64_t out_of_memory = 0;      ///< count: requests refused
-  std::uint64_t invalid_frees = 0;      ///< count: double frees, foreign or wrong-job pointers
-  std::size_t unsynced_bytes = 0;       ///< now: freed bytes the device may still be using
+  std::size_t live_bytes = 0;            ///< now: all kinds
+  std::size_t peak_live_bytes = 0;       ///< peak of live_bytes
+  std::size_t reserved_bytes = 0;        ///< now: bytes of the regions the job holds
+  std::size_t peak_reserved_bytes = 0;   ///< peak of reserved_bytes
+  std::uint64_t allocations = 0;         ///< count
+  std::uint64_t frees = 0;               ///< count
+  std::uint64_t regions_borrowed = 0;    ///< count: regions taken from the sharable area
+  std::uint64_t regions_returned = 0;    ///< count: regions given back
+  std::uint64_t same_stream_reuses = 0;  ///< count: served from an unsynced block of its stream
+  std::uint64_t synced_reuses = 0;       ///< count: served from a block known complete
+  std::uint64_t cross_stream_waits = 0;  ///< count: took another stream's block, ordered by a wait
+  std::uint64_t host_syncs = 0;          ///< count: blocked the host to make freed memory usable
+  std::uint64_t events_recorded = 0;     ///< count: completion events recorded on free
+  std::uint64_t out_of_memory = 0;       ///< count: requests refused
+  std::uint64_t invalid_frees = 0;       ///< count: double frees, foreign or wrong-job pointers
+  std::size_t unsynced_bytes = 0;        ///< now: freed bytes the device may still be using
 };
 
 struct pool_stats {
-  std::size_t capacity = 0;             ///< bytes the pool reserved from the device
-  std::size_t budget = 0;               ///< now: the budget in force
+  std::size_t capacity = 0;  ///< bytes the pool reserved from the device
+  std::size_t budget = 0;    ///< now: the budget in force
   std::size_t region_size = 0;
   std::size_t live_bytes = 0;           ///< now: live allocations of every job
   std::size_t peak_live_bytes = 0;      ///< peak of live_bytes

@@ -29,8 +29,8 @@ struct trace_event {
   job_id job = 0;
   std::uint32_t stream = 0;  ///< device stream id
   alloc_kind kind = alloc_kind::unknown;
-  std::size_t bytes = 0;     ///< rounded size (for regions: bytes of the regions)
-  std::size_t offset = 0;    ///< from the pool's base
+  std::size_t bytes = 0;   ///< rounded size (for regions: bytes of the regions)
+  std::size_t offset = 0;  ///< from the pool's base
 };
 
 class trace_sink {

@@ -87,13 +87,13 @@ class job_arena {
   struct block {
     std::size_t offset = 0;  // from the pool base
     std::size_t size = 0;
-    std::uint64_t batch = 0;       // unsynced: the completion batch of its free
-    std::uint32_t prev = npos;     // address neighbours inside the segment
+    std::uint64_t batch = 0;    // unsynced: the completion batch of its free
+    std::uint32_t prev = npos;  // address neighbours inside the segment
     std::uint32_t next = npos;
     std::uint32_t fifo_prev = npos;  // unsynced: neighbours in the stream's batch order
     std::uint32_t fifo_next = npos;
     std::uint32_t segment = 0;
-    std::uint16_t slot = 0;        // live: allocation stream; unsynced: stream of the free
+    std::uint16_t slot = 0;  // live: allocation stream; unsynced: stream of the free
     block_state state = block_state::synced;
     alloc_kind kind = alloc_kind::unknown;
     region_class cls = region_class::large;
@@ -123,11 +123,11 @@ class job_arena {
 
   struct stream_slot {
     device::stream* stream = nullptr;
-    std::uint64_t open_batch = 1;        // frees since the last event go here
-    std::size_t open_bytes = 0;          // bytes freed into the open batch
-    std::uint64_t completed_batch = 0;   // every batch up to this one has completed
-    std::deque<pending_event> in_flight; // closed batches, oldest first
-    std::uint32_t fifo_head = npos;      // unsynced blocks, oldest batch first
+    std::uint64_t open_batch = 1;         // frees since the last event go here
+    std::size_t open_bytes = 0;           // bytes freed into the open batch
+    std::uint64_t completed_batch = 0;    // every batch up to this one has completed
+    std::deque<pending_event> in_flight;  // closed batches, oldest first
+    std::uint32_t fifo_head = npos;       // unsynced blocks, oldest batch first
     std::uint32_t fifo_tail = npos;
     std::array<free_index, region_class_count> unsynced;
   };
@@ -138,6 +138,7 @@ class job_arena {
   };
 
   // All private members require mutex_.
+  void* search(device::stream& stream, std::size_t bytes, alloc_kind kind);
   [[nodiscard]] region_class class_of(std::size_t bytes, alloc_kind kind) const;
   std::uint16_t slot_of(device::stream& stream);
   std::uint32_t new_block();
@@ -156,6 +157,8 @@ class job_arena {
   void poll_pending_frees();
   void poll_all();
   bool wait_all();
+  /// Walks every structure (TANDEM_EXPENSIVE_CHECKS builds only): blocks tile the held regions.
+  void check_invariants() const;
   void trace(trace_op op, std::uint32_t stream, alloc_kind kind, std::size_t bytes,
              std::size_t offset) const;
 
@@ -164,12 +167,12 @@ class job_arena {
   pool_context& context_;
 
   mutable std::mutex mutex_;
-  std::vector<block> blocks_;                   // by block id
-  std::vector<std::uint32_t> spare_blocks_;     // ids of unused entries of blocks_
-  std::vector<segment> segments_;               // by segment id
+  std::vector<block> blocks_;                // by block id
+  std::vector<std::uint32_t> spare_blocks_;  // ids of unused entries of blocks_
+  std::vector<segment> segments_;            // by segment id
   std::vector<std::uint32_t> spare_segments_;
-  std::deque<stream_slot> slots_;               // deque: slots never move
-  std::vector<std::int32_t> slot_by_stream_id_; // device stream id -> slot, -1 if none
+  std::deque<stream_slot> slots_;                // deque: slots never move
+  std::vector<std::int32_t> slot_by_stream_id_;  // device stream id -> slot, -1 if none
   std::array<free_index, region_class_count> synced_;
   std::unordered_map<std::size_t, std::uint32_t> live_;  // offset -> block id
   std::unordered_map<std::uint32_t, std::vector<device::stream*>> extra_uses_;
