@@ -15,6 +15,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/device/detail/stream_ids.hpp"
 
 namespace tandem::device {
 
@@ -126,24 +127,8 @@ struct detail::cpu_backend_state {
   cpu_backend_options options;
   std::size_t limit = 0;
   std::mutex mutex;
-  std::size_t reserved = 0;      // guarded by mutex
-  std::vector<bool> stream_ids;  // guarded by mutex; true = in use
-
-  std::uint32_t take_stream_id() {
-    std::lock_guard lock(mutex);
-    for (std::size_t i = 0; i < stream_ids.size(); ++i) {
-      if (!stream_ids[i]) {
-        stream_ids[i] = true;
-        return static_cast<std::uint32_t>(i);
-      }
-    }
-    stream_ids.push_back(true);
-    return static_cast<std::uint32_t>(stream_ids.size() - 1);
-  }
-  void give_stream_id(std::uint32_t id) {
-    std::lock_guard lock(mutex);
-    stream_ids[id] = false;
-  }
+  std::size_t reserved = 0;  // guarded by mutex
+  stream_ids ids;
 };
 
 namespace {
@@ -165,7 +150,7 @@ class cpu_stream final : public stream {
     }
     queue_->work_ready.notify_one();
     worker_.join();
-    owner_->give_stream_id(id());
+    owner_->ids.give_back(id());
   }
 
   event_ptr record() override {
@@ -278,7 +263,7 @@ std::unique_ptr<reservation> cpu_backend::reserve(std::size_t bytes) {
 }
 
 std::unique_ptr<stream> cpu_backend::create_stream(std::string name, stream_kind kind) {
-  const auto id = state_->take_stream_id();
+  const auto id = state_->ids.take();
   return std::make_unique<cpu_stream>(state_, id, std::move(name), kind,
                                       state_->options.copy_bandwidth);
 }

@@ -10,6 +10,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/device/detail/stream_ids.hpp"
 
 namespace tandem::device {
 
@@ -97,24 +98,7 @@ struct detail::cuda_backend_state {
   int device = 0;
   std::string name;
   std::size_t total = 0;
-  std::mutex mutex;
-  std::vector<bool> stream_ids;  // guarded by mutex
-
-  std::uint32_t take_stream_id() {
-    std::lock_guard lock(mutex);
-    for (std::size_t i = 0; i < stream_ids.size(); ++i) {
-      if (!stream_ids[i]) {
-        stream_ids[i] = true;
-        return static_cast<std::uint32_t>(i);
-      }
-    }
-    stream_ids.push_back(true);
-    return static_cast<std::uint32_t>(stream_ids.size() - 1);
-  }
-  void give_stream_id(std::uint32_t id) {
-    std::lock_guard lock(mutex);
-    stream_ids[id] = false;
-  }
+  stream_ids ids;
 };
 
 namespace {
@@ -130,7 +114,7 @@ class cuda_stream final : public stream {
   ~cuda_stream() override {
     log_failure(cudaStreamSynchronize(handle_), "cudaStreamSynchronize");
     log_failure(cudaStreamDestroy(handle_), "cudaStreamDestroy");
-    owner_->give_stream_id(id());
+    owner_->ids.give_back(id());
   }
 
   event_ptr record() override {
@@ -246,11 +230,11 @@ std::unique_ptr<reservation> cuda_backend::reserve(std::size_t bytes) {
 }
 
 std::unique_ptr<stream> cuda_backend::create_stream(std::string name, stream_kind kind) {
-  const auto id = state_->take_stream_id();
+  const auto id = state_->ids.take();
   try {
     return std::make_unique<cuda_stream>(state_, id, std::move(name), kind);
   } catch (...) {
-    state_->give_stream_id(id);
+    state_->ids.give_back(id);
     throw;
   }
 }
