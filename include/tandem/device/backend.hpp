@@ -18,6 +18,8 @@ enum class backend_kind { cpu, cuda };
 class reservation {
  public:
   virtual ~reservation() = default;
+  reservation(const reservation&) = delete;
+  reservation& operator=(const reservation&) = delete;
   [[nodiscard]] std::byte* base() const { return base_; }
   [[nodiscard]] std::size_t size() const { return size_; }
   [[nodiscard]] bool contains(const void* ptr) const {
@@ -37,7 +39,10 @@ class reservation {
 class host_buffer {
  public:
   virtual ~host_buffer() = default;
+  host_buffer(const host_buffer&) = delete;
+  host_buffer& operator=(const host_buffer&) = delete;
   [[nodiscard]] std::byte* data() const { return data_; }
+  /// At least the bytes asked for (a backend may round up).
   [[nodiscard]] std::size_t size() const { return size_; }
 
  protected:
@@ -56,10 +61,12 @@ class backend {
   [[nodiscard]] virtual backend_kind kind() const = 0;
   /// A line for reports: "cpu (16.00 GiB reservable, copy 12.0 GB/s)", "cuda:0 NVIDIA H100 ...".
   [[nodiscard]] virtual std::string describe() const = 0;
-  /// Bytes of device memory this backend can reserve in total.
+  /// Bytes of device memory the backend offers in total (on CUDA the device's total, of which
+  /// the context and other processes take a share, so not all of it can be reserved).
   [[nodiscard]] virtual std::size_t total_memory() const = 0;
 
-  /// Reserves `bytes` of device memory. Throws device_error when the device cannot provide it.
+  /// Reserves `bytes` of device memory. Throws device_error when the device cannot provide it,
+  /// usage_error for 0 bytes.
   [[nodiscard]] virtual std::unique_ptr<reservation> reserve(std::size_t bytes) = 0;
 
   [[nodiscard]] virtual std::unique_ptr<stream> create_stream(std::string name,

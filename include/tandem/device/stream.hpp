@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "tandem/device/event.hpp"
 
@@ -37,17 +38,20 @@ class stream {
   virtual void wait(event_ptr done) = 0;
 
   /// Blocks the host until everything enqueued so far has executed. Rethrows the first error a
-  /// work item of this stream raised since the last synchronize.
+  /// host function of this stream raised since the last synchronize; device faults surface as
+  /// device_error (on CUDA they break the whole context). Events never report such errors.
   virtual void synchronize() = 0;
 
   /// Asynchronously sets `bytes` bytes at `dst` to `value`.
   virtual void memset_async(void* dst, int value, std::size_t bytes) = 0;
 
-  /// Asynchronously copies `bytes` bytes; either side may be device or host memory.
+  /// Asynchronously copies `bytes` bytes; either side may be device memory or a host_buffer
+  /// (pageable host memory works but makes the copy partly synchronous on CUDA).
   virtual void copy_async(void* dst, const void* src, std::size_t bytes) = 0;
 
   /// Runs `fn` on the host once the work enqueued before it has executed; later work waits for
-  /// it. On CUDA `fn` must not call the CUDA API (cudaLaunchHostFunc's rule).
+  /// it. `fn` must not call the CUDA API nor wait on events or other streams: on CUDA host
+  /// functions may share one runtime thread (cudaLaunchHostFunc's rule), so waiting can deadlock.
   virtual void launch_host(std::function<void()> fn) = 0;
 
  protected:

@@ -1,9 +1,12 @@
 #pragma once
 // Dense stream ids for a backend: the lowest free id is reused, so allocators can index by id.
 
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <vector>
+
+#include "tandem/common/error.hpp"
 
 namespace tandem::device::detail {
 
@@ -23,6 +26,7 @@ class stream_ids {
   }
   void give_back(std::uint32_t id) {
     std::lock_guard lock(mutex_);
+    TANDEM_ASSERT(id < in_use_.size() && in_use_[id], "returning a stream id that is not in use");
     in_use_[id] = false;
   }
 
