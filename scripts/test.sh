@@ -23,13 +23,13 @@ ctest --test-dir build -j "$jobs" --output-on-failure --timeout 300
 
 echo "== core tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 configure build-asan -DCMAKE_BUILD_TYPE=Debug -DTANDEM_SANITIZE=address,undefined \
-  -DTANDEM_EXPENSIVE_CHECKS=ON -DTANDEM_WITH_CUDA=OFF
+  -DTANDEM_EXPENSIVE_CHECKS=ON -DTANDEM_WITH_CUDA=OFF -DTANDEM_WITH_TORCH=OFF
 cmake --build build-asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -j "$jobs" -LE "cuda|torch" --output-on-failure --timeout 300
 
 echo "== concurrency tests under ThreadSanitizer"
-configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DTANDEM_SANITIZE=thread -DTANDEM_WITH_CUDA=OFF
+configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DTANDEM_SANITIZE=thread -DTANDEM_WITH_CUDA=OFF -DTANDEM_WITH_TORCH=OFF
 cmake --build build-tsan -j "$jobs"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan -j "$jobs" -L concurrency --output-on-failure --timeout 600

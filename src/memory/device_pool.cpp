@@ -128,15 +128,14 @@ free_status device_pool::deallocate(job_id job, void* ptr) noexcept {
       job_label = "'" + owner->name() + "'";
     } else {
       job_label = "'" + owner->name() + "'";
-      const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base());
-      const job_id region_owner =
-          context_->region_supply.owner(offset / context_->options.region_size);
-      if (region_owner == no_job) {
+      const auto region_owner = owner_of(ptr);
+      if (!region_owner) {
         status = free_status::not_allocated;
-      } else if (region_owner != job) {
+      } else if (*region_owner != job) {
         status = free_status::wrong_job;
       } else {
-        status = owner->deallocate(offset);
+        status = owner->deallocate(
+            static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base()));
       }
     }
   } catch (const std::exception& failure) {
@@ -187,6 +186,15 @@ const pool_options& device_pool::options() const {
 
 bool device_pool::owns(const void* ptr) const {
   return memory_->contains(ptr);
+}
+
+std::optional<job_id> device_pool::owner_of(const void* ptr) const {
+  if (!memory_->contains(ptr)) return std::nullopt;
+  const auto offset =
+      static_cast<std::size_t>(static_cast<const std::byte*>(ptr) - memory_->base());
+  const job_id owner = context_->region_supply.owner(offset / context_->options.region_size);
+  if (owner == no_job) return std::nullopt;
+  return owner;
 }
 
 const std::byte* device_pool::base() const {

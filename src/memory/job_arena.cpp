@@ -462,11 +462,16 @@ std::size_t job_arena::release_all() {
   for (auto& entry : pending_frees_) {
     for (const auto& use : entry.uses) use->synchronize();
   }
-  for (auto& slot : slots_) {
+  std::vector<bool> has_live(slots_.size(), false);
+  for (const auto& [offset, id] : live_) has_live[blocks_[id].slot] = true;
+  for (std::size_t index = 0; index < slots_.size(); ++index) {
+    auto& slot = slots_[index];
     if (slot.stream == nullptr) continue;
-    slot.open_bytes = std::max<std::size_t>(slot.open_bytes, 1);  // an event even if nothing freed
+    // Touch the stream only when it may have work we have no event for: a stream the job has
+    // quiesced and since destroyed is then never dereferenced.
+    if (has_live[index]) slot.open_bytes = std::max<std::size_t>(slot.open_bytes, 1);
     close_batch(slot);
-    slot.in_flight.back().done->synchronize();
+    if (!slot.in_flight.empty()) slot.in_flight.back().done->synchronize();
   }
   std::size_t abandoned = 0;
   for (const auto& [offset, id] : live_) abandoned += blocks_[id].size;

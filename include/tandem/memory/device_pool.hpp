@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "tandem/device/backend.hpp"
@@ -79,6 +80,8 @@ class device_pool {
   [[nodiscard]] const pool_options& options() const;
   [[nodiscard]] device::backend& backend() const { return backend_; }
   [[nodiscard]] bool owns(const void* ptr) const;
+  /// The job holding the region `ptr` lies in; empty outside the pool or in a free region.
+  [[nodiscard]] std::optional<job_id> owner_of(const void* ptr) const;
   /// Start of the pool's memory; trace offsets count from here.
   [[nodiscard]] const std::byte* base() const;
 

@@ -1,0 +1,49 @@
+#pragma once
+// Which job a thread's libtorch allocations belong to. A job's thread holds a job_binding while
+// it trains; every tensor libtorch allocates on that thread then lands in the pool under the job,
+// on the job's stream, with the kind of the innermost kind_scope.
+
+#include "tandem/device/stream.hpp"
+#include "tandem/memory/alloc_kind.hpp"
+#include "tandem/memory/device_pool.hpp"
+
+namespace tandem::torch_support {
+
+struct binding {
+  memory::device_pool* pool = nullptr;
+  memory::job_id job = 0;
+  device::stream* stream = nullptr;
+  memory::alloc_kind kind = memory::alloc_kind::unknown;
+};
+
+/// The calling thread's binding, or nullptr when its allocations do not belong to a job.
+[[nodiscard]] const binding* current_binding() noexcept;
+
+/// Binds the calling thread to (pool, job, stream) for its lifetime; restores the previous
+/// binding when destroyed, so bindings nest. Not movable: it lives on the thread's stack.
+class job_binding {
+ public:
+  job_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream);
+  ~job_binding();
+  job_binding(const job_binding&) = delete;
+  job_binding& operator=(const job_binding&) = delete;
+
+ private:
+  binding previous_;
+  bool had_previous_;
+};
+
+/// Within a job_binding, tags the thread's allocations with `kind` (e.g. persistent while the
+/// model and optimizer state are built); restores the previous kind when destroyed.
+class kind_scope {
+ public:
+  explicit kind_scope(memory::alloc_kind kind);
+  ~kind_scope();
+  kind_scope(const kind_scope&) = delete;
+  kind_scope& operator=(const kind_scope&) = delete;
+
+ private:
+  memory::alloc_kind previous_;
+};
+
+}  // namespace tandem::torch_support

@@ -1,0 +1,71 @@
+#include "tandem/torch/cpu_allocator.hpp"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+
+#include "tandem/common/error.hpp"
+#include "tandem/memory/region_pool.hpp"
+#include "tandem/torch/job_binding.hpp"
+
+namespace tandem::torch_support {
+
+namespace {
+
+// libtorch's allocator table is process-wide, so the installed pool is too.
+std::atomic<memory::device_pool*> installed{nullptr};
+c10::Allocator* previous = nullptr;
+std::mutex install_mutex;
+// Above the priority libtorch registers its default CPU allocator with, so that ours wins.
+constexpr std::uint8_t priority = 1;
+
+void free_pooled(void* ptr) {
+  auto* pool = installed.load(std::memory_order_acquire);
+  if (pool == nullptr) {
+    std::fprintf(stderr, "tandem: a pooled tensor outlived the pool's installation; leaked\n");
+    return;
+  }
+  if (const auto owner = pool->owner_of(ptr)) {
+    pool->deallocate(*owner, ptr);
+  } else {
+    pool->deallocate(memory::no_job, ptr);  // reported as an invalid free, pool untouched
+  }
+}
+
+class pool_allocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(std::size_t bytes) const override {
+    const binding* job = current_binding();
+    auto* pool = installed.load(std::memory_order_acquire);
+    if (job == nullptr || job->pool != pool) {
+      return previous->allocate(bytes);
+    }
+    void* ptr = pool->allocate(job->job, *job->stream, bytes, job->kind);
+    return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
+  }
+};
+
+pool_allocator the_allocator;
+
+}  // namespace
+
+void install_cpu_allocator(memory::device_pool& pool) {
+  std::lock_guard lock(install_mutex);
+  TANDEM_EXPECTS(installed.load() == nullptr, usage_error,
+                 "a pool is already installed as libtorch's CPU allocator; uninstall it first");
+  if (previous == nullptr) previous = c10::GetAllocator(c10::DeviceType::CPU);
+  installed.store(&pool, std::memory_order_release);
+  c10::SetAllocator(c10::DeviceType::CPU, &the_allocator, priority);
+}
+
+void uninstall_cpu_allocator() noexcept {
+  std::lock_guard lock(install_mutex);
+  if (installed.load() == nullptr) return;
+  c10::SetAllocator(c10::DeviceType::CPU, previous, priority);
+  installed.store(nullptr, std::memory_order_release);
+}
+
+}  // namespace tandem::torch_support
