@@ -1,0 +1,84 @@
+#pragma once
+// A workload file: the device, the policy and the jobs to run side by side (TOML).
+//
+//   [device]                       kind, capacity, budget, region_size, copy_bandwidth
+//   [policy]                       name, and any option of that policy
+//   [[job]]                        name, model, batch_size, optimizer, learning_rate,
+//                                  iterations | duration, arrival, priority, threads
+//   [job.model_options]            options of the model (image_side, depth, hidden, ...)
+//
+// parse_workload checks the structure and every value it can judge by itself; names that other
+// components own (models, policies, their options) are checked against a vocabulary the caller
+// passes in, so this file depends on neither. Every error names the file, the line and a fix.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "tandem/device/backend.hpp"
+
+namespace tandem::runtime {
+
+/// A value of a free-form option table (policy or model options), with where it was written.
+struct option_value {
+  std::variant<std::int64_t, double, bool, std::string> value;
+  std::size_t line = 0;
+};
+using option_table = std::map<std::string, option_value>;
+
+struct device_spec {
+  device::backend_kind kind = device::backend_kind::cpu;
+  std::size_t capacity = 0;     ///< bytes the pool reserves
+  std::size_t budget = 0;       ///< bytes the jobs may hold together (0: the capacity)
+  std::size_t region_size = 0;  ///< 0: the pool's default
+  double copy_bandwidth = 0;    ///< cpu backend: bytes/s of copy streams, 0 = memcpy speed
+};
+
+struct policy_spec {
+  std::string name;
+  option_table options;
+  std::size_t line = 0;
+};
+
+struct job_spec {
+  std::string name;
+  std::string model;
+  option_table model_options;
+  std::int64_t batch_size = 0;
+  std::string optimizer = "sgd";
+  double learning_rate = 0.01;
+  std::optional<std::int64_t> iterations;  ///< exactly one of iterations and duration is set
+  std::optional<double> duration_s;
+  double arrival_s = 0;       ///< seconds after the workload starts
+  std::int64_t priority = 0;  ///< higher runs first where a policy uses it
+  std::int64_t threads = 1;   ///< intra-op threads: the job's share of compute
+  std::size_t line = 0;       ///< where the [[job]] table starts
+};
+
+struct workload {
+  std::string source;  ///< file name, for messages
+  device_spec device;
+  policy_spec policy;
+  std::vector<job_spec> jobs;
+};
+
+/// Names the caller accepts; an empty list accepts any name.
+struct workload_vocabulary {
+  std::vector<std::string> models;
+  std::vector<std::string> policies;
+  std::vector<std::string> optimizers{"sgd", "adam"};
+};
+
+/// Throws config_error "FILE:LINE: problem; hint" for any invalid input.
+[[nodiscard]] workload parse_workload(std::string_view text, const std::string& source,
+                                      const workload_vocabulary& vocabulary);
+[[nodiscard]] workload load_workload(const std::filesystem::path& path,
+                                     const workload_vocabulary& vocabulary);
+
+}  // namespace tandem::runtime

@@ -1,0 +1,333 @@
+#include "tandem/runtime/workload.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::runtime {
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+/// "; did you mean 'x'?" when a known name is close to `text`.
+std::string suggestion(std::string_view text, const std::vector<std::string>& known) {
+  const std::string* best = nullptr;
+  std::size_t best_distance = 3;  // farther than 2 edits is no suggestion
+  for (const auto& name : known) {
+    if (const auto d = edit_distance(text, name); d < best_distance) {
+      best = &name;
+      best_distance = d;
+    }
+  }
+  return best != nullptr ? "; did you mean '" + *best + "'?" : "";
+}
+
+/// Reads values out of the parsed document; every failure names the file and line.
+class reader {
+ public:
+  explicit reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(std::size_t line, const std::string& message) const {
+    throw config_error(source_ + ":" + std::to_string(line) + ": " + message);
+  }
+
+  static std::size_t line_of(const toml::node& node) { return node.source().begin.line; }
+
+  void check_keys(const toml::table& table, const std::vector<std::string>& allowed,
+                  const std::string& where) const {
+    for (const auto& [key, node] : table) {
+      const std::string name(key.str());
+      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+        fail(line_of(node), "unknown key '" + name + "' in " + where + suggestion(name, allowed) +
+                                " (allowed: " + join(allowed) + ")");
+      }
+    }
+  }
+
+  const toml::node* find(const toml::table& table, std::string_view key) const {
+    return table.get(key);
+  }
+
+  std::optional<std::string> string(const toml::table& table, std::string_view key,
+                                    const std::string& where) const {
+    const auto* node = find(table, key);
+    if (node == nullptr) return std::nullopt;
+    if (!node->is_string())
+      fail(line_of(*node), std::string(key) + " in " + where + " must be a string");
+    return std::string(node->as_string()->get());
+  }
+
+  std::optional<std::int64_t> integer(const toml::table& table, std::string_view key,
+                                      const std::string& where) const {
+    const auto* node = find(table, key);
+    if (node == nullptr) return std::nullopt;
+    if (!node->is_integer()) {
+      fail(line_of(*node), std::string(key) + " in " + where + " must be a whole number");
+    }
+    return node->as_integer()->get();
+  }
+
+  std::optional<double> number(const toml::table& table, std::string_view key,
+                               const std::string& where) const {
+    const auto* node = find(table, key);
+    if (node == nullptr) return std::nullopt;
+    if (node->is_integer()) return static_cast<double>(node->as_integer()->get());
+    if (!node->is_floating_point())
+      fail(line_of(*node), std::string(key) + " in " + where + " must be a number");
+    return node->as_floating_point()->get();
+  }
+
+  /// A byte size: a whole number of bytes or a string such as "2GiB".
+  std::optional<std::size_t> bytes(const toml::table& table, std::string_view key,
+                                   const std::string& where) const {
+    const auto* node = find(table, key);
+    if (node == nullptr) return std::nullopt;
+    if (node->is_integer() && node->as_integer()->get() >= 0) {
+      return static_cast<std::size_t>(node->as_integer()->get());
+    }
+    if (node->is_string()) {
+      try {
+        return parse_bytes(node->as_string()->get());
+      } catch (const config_error& e) {
+        fail(line_of(*node), std::string(key) + " in " + where + ": " + e.what());
+      }
+    }
+    fail(line_of(*node), std::string(key) + " in " + where +
+                             " must be a size: a byte count or a string such as \"2GiB\"");
+  }
+
+  /// A duration: seconds as a number, or a string such as "90s", "500ms", "2min".
+  std::optional<double> seconds(const toml::table& table, std::string_view key,
+                                const std::string& where) const {
+    const auto* node = find(table, key);
+    if (node == nullptr) return std::nullopt;
+    if (!node->is_string()) return number(table, key, where);
+    const std::string text(node->as_string()->get());
+    double value = 0;
+    std::string unit;
+    std::istringstream in(text);
+    if (!(in >> value) || !(in >> unit) || in.rdbuf()->in_avail() > 0) unit = "?";
+    const std::map<std::string, double> scale{{"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}};
+    const auto found = scale.find(unit);
+    if (found == scale.end()) {
+      fail(line_of(*node), std::string(key) + " in " + where + ": cannot read the duration '" +
+                               text +
+                               "'; write seconds as a number or a string like \"90s\", "
+                               "\"500ms\", \"2min\"");
+    }
+    return value * found->second;
+  }
+
+  option_table options(const toml::table& table, const std::vector<std::string>& skip) const {
+    option_table out;
+    for (const auto& [key, node] : table) {
+      const std::string name(key.str());
+      if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
+      option_value value;
+      value.line = line_of(node);
+      if (node.is_integer()) {
+        value.value = node.as_integer()->get();
+      } else if (node.is_floating_point()) {
+        value.value = node.as_floating_point()->get();
+      } else if (node.is_boolean()) {
+        value.value = node.as_boolean()->get();
+      } else if (node.is_string()) {
+        value.value = std::string(node.as_string()->get());
+      } else {
+        fail(value.line, "option '" + name + "' must be a number, a boolean or a string");
+      }
+      out.emplace(name, std::move(value));
+    }
+    return out;
+  }
+
+  void check_name(const std::string& name, const std::vector<std::string>& known,
+                  const std::string& what, std::size_t line) const {
+    if (known.empty() || std::find(known.begin(), known.end(), name) != known.end()) return;
+    fail(line, "unknown " + what + " '" + name + "'" + suggestion(name, known) +
+                   " (known: " + join(known) + ")");
+  }
+
+ private:
+  std::string source_;
+};
+
+device_spec read_device(const reader& in, const toml::table& root) {
+  const auto* node = root.get("device");
+  if (node == nullptr) in.fail(1, "missing [device] table; add one with capacity and budget");
+  const auto* table = node->as_table();
+  if (table == nullptr) in.fail(reader::line_of(*node), "device must be a table: [device]");
+  in.check_keys(*table, {"kind", "capacity", "budget", "region_size", "copy_bandwidth"},
+                "[device]");
+  device_spec device;
+  const auto line = reader::line_of(*node);
+  const auto kind = in.string(*table, "kind", "[device]").value_or("cpu");
+  if (kind == "cuda") {
+    device.kind = device::backend_kind::cuda;
+  } else if (kind != "cpu") {
+    in.fail(line, "unknown device kind '" + kind + "'; use \"cpu\" or \"cuda\"");
+  }
+  const auto capacity = in.bytes(*table, "capacity", "[device]");
+  if (!capacity || *capacity == 0) {
+    in.fail(line, "[device] needs a capacity greater than 0, such as capacity = \"2GiB\"");
+  }
+  device.capacity = *capacity;
+  device.budget = in.bytes(*table, "budget", "[device]").value_or(0);
+  if (device.budget > device.capacity) {
+    in.fail(reader::line_of(*table->get("budget")),
+            "budget (" + format_bytes(device.budget) + ") exceeds capacity (" +
+                format_bytes(device.capacity) + "); lower the budget or raise the capacity");
+  }
+  device.region_size = in.bytes(*table, "region_size", "[device]").value_or(0);
+  device.copy_bandwidth = in.number(*table, "copy_bandwidth", "[device]").value_or(0);
+  if (device.copy_bandwidth < 0) {
+    in.fail(reader::line_of(*table->get("copy_bandwidth")),
+            "copy_bandwidth must be positive bytes per second, or 0 for memcpy speed");
+  }
+  return device;
+}
+
+policy_spec read_policy(const reader& in, const toml::table& root,
+                        const workload_vocabulary& vocabulary) {
+  policy_spec policy;
+  const auto* node = root.get("policy");
+  if (node == nullptr)
+    in.fail(1, "missing [policy] table; add one, e.g. [policy] name = \"temporal\"");
+  const auto* table = node->as_table();
+  if (table == nullptr) in.fail(reader::line_of(*node), "policy must be a table: [policy]");
+  policy.line = reader::line_of(*node);
+  const auto name = in.string(*table, "name", "[policy]");
+  if (!name) in.fail(policy.line, "[policy] needs a name, e.g. name = \"temporal\"");
+  in.check_name(*name, vocabulary.policies, "policy", reader::line_of(*table->get("name")));
+  policy.name = *name;
+  policy.options = in.options(*table, {"name"});
+  return policy;
+}
+
+job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
+                  const workload_vocabulary& vocabulary) {
+  job_spec job;
+  job.line = reader::line_of(table);
+  const std::string where = "[[job]] #" + std::to_string(index + 1);
+  in.check_keys(table,
+                {"name", "model", "model_options", "batch_size", "optimizer", "learning_rate",
+                 "iterations", "duration", "arrival", "priority", "threads"},
+                where);
+  job.name = in.string(table, "name", where).value_or("job" + std::to_string(index + 1));
+  const std::string at = where + " ('" + job.name + "')";
+  const auto model = in.string(table, "model", at);
+  if (!model) in.fail(job.line, at + " needs a model, e.g. model = \"resnet20\"");
+  in.check_name(*model, vocabulary.models, "model", reader::line_of(*table.get("model")));
+  job.model = *model;
+  if (const auto* options = table.get("model_options")) {
+    if (!options->is_table()) in.fail(reader::line_of(*options), "model_options must be a table");
+    job.model_options = in.options(*options->as_table(), {});
+  }
+  const auto batch = in.integer(table, "batch_size", at);
+  if (!batch || *batch <= 0) {
+    in.fail(batch ? reader::line_of(*table.get("batch_size")) : job.line,
+            at + " needs a batch_size of at least 1");
+  }
+  job.batch_size = *batch;
+  job.optimizer = in.string(table, "optimizer", at).value_or("sgd");
+  if (table.get("optimizer") != nullptr) {
+    in.check_name(job.optimizer, vocabulary.optimizers, "optimizer",
+                  reader::line_of(*table.get("optimizer")));
+  }
+  job.learning_rate = in.number(table, "learning_rate", at).value_or(0.01);
+  if (job.learning_rate <= 0) {
+    in.fail(reader::line_of(*table.get("learning_rate")), "learning_rate must be positive");
+  }
+  job.iterations = in.integer(table, "iterations", at);
+  job.duration_s = in.seconds(table, "duration", at);
+  if (job.iterations.has_value() == job.duration_s.has_value()) {
+    in.fail(job.line,
+            at + " needs exactly one of iterations (a count) and duration (e.g. \"60s\")");
+  }
+  if (job.iterations && *job.iterations <= 0) {
+    in.fail(reader::line_of(*table.get("iterations")), "iterations must be at least 1");
+  }
+  if (job.duration_s && *job.duration_s <= 0) {
+    in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
+  }
+  job.arrival_s = in.seconds(table, "arrival", at).value_or(0);
+  if (job.arrival_s < 0)
+    in.fail(reader::line_of(*table.get("arrival")), "arrival must not be negative");
+  job.priority = in.integer(table, "priority", at).value_or(0);
+  job.threads = in.integer(table, "threads", at).value_or(1);
+  if (job.threads < 1 || job.threads > 1024) {
+    in.fail(reader::line_of(*table.get("threads")), "threads must be between 1 and 1024");
+  }
+  return job;
+}
+
+}  // namespace
+
+workload parse_workload(std::string_view text, const std::string& source,
+                        const workload_vocabulary& vocabulary) {
+  const reader in(source);
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    in.fail(e.source().begin.line, std::string("not valid TOML: ") + std::string(e.description()));
+  }
+  in.check_keys(root, {"device", "policy", "job"}, "the workload");
+  workload out;
+  out.source = source;
+  out.device = read_device(in, root);
+  out.policy = read_policy(in, root, vocabulary);
+  const auto* jobs = root.get("job");
+  if (jobs == nullptr || !jobs->is_array_of_tables() || jobs->as_array()->empty()) {
+    in.fail(jobs != nullptr ? reader::line_of(*jobs) : 1,
+            "no jobs: add at least one [[job]] table with a name, model and batch_size");
+  }
+  std::set<std::string> names;
+  std::size_t index = 0;
+  for (const auto& node : *jobs->as_array()) {
+    auto job = read_job(in, *node.as_table(), index++, vocabulary);
+    if (!names.insert(job.name).second) {
+      in.fail(job.line, "two jobs are named '" + job.name + "'; give each job its own name");
+    }
+    out.jobs.push_back(std::move(job));
+  }
+  return out;
+}
+
+workload load_workload(const std::filesystem::path& path, const workload_vocabulary& vocabulary) {
+  std::ifstream file(path);
+  TANDEM_EXPECTS(file.good(), config_error,
+                 "cannot open the workload file '" + path.string() +
+                     "'; check the path (examples/ has some to start from)");
+  std::stringstream text;
+  text << file.rdbuf();
+  return parse_workload(text.str(), path.string(), vocabulary);
+}
+
+}  // namespace tandem::runtime

@@ -1,0 +1,141 @@
+// Workload files: what is accepted, and that every mistake names the file, the line and a fix.
+
+#include "tandem/runtime/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::runtime {
+namespace {
+
+const workload_vocabulary vocabulary{{"mlp", "resnet20", "lstm"}, {"temporal", "spatial"}};
+
+constexpr const char* valid = R"(
+[device]
+capacity = "2GiB"
+budget = 1073741824
+
+[policy]
+name = "temporal"
+quantum = 3
+
+[[job]]
+name = "a"
+model = "resnet20"
+batch_size = 32
+iterations = 10
+[job.model_options]
+image_side = 16
+
+[[job]]
+name = "b"
+model = "lstm"
+batch_size = 8
+optimizer = "adam"
+learning_rate = 0.001
+duration = "90s"
+arrival = "500ms"
+priority = 2
+threads = 2
+)";
+
+TEST(Workload, ReadsEveryField) {
+  const auto w = parse_workload(valid, "w.toml", vocabulary);
+  EXPECT_EQ(w.device.kind, device::backend_kind::cpu);
+  EXPECT_EQ(w.device.capacity, 2 * GiB);
+  EXPECT_EQ(w.device.budget, GiB);
+  EXPECT_EQ(w.policy.name, "temporal");
+  EXPECT_EQ(std::get<std::int64_t>(w.policy.options.at("quantum").value), 3);
+  ASSERT_EQ(w.jobs.size(), 2u);
+  EXPECT_EQ(w.jobs[0].model, "resnet20");
+  EXPECT_EQ(w.jobs[0].iterations, 10);
+  EXPECT_EQ(w.jobs[0].optimizer, "sgd");
+  EXPECT_EQ(std::get<std::int64_t>(w.jobs[0].model_options.at("image_side").value), 16);
+  EXPECT_EQ(w.jobs[0].line, 10u);
+  EXPECT_EQ(w.jobs[1].optimizer, "adam");
+  EXPECT_DOUBLE_EQ(*w.jobs[1].duration_s, 90.0);
+  EXPECT_DOUBLE_EQ(w.jobs[1].arrival_s, 0.5);
+  EXPECT_EQ(w.jobs[1].priority, 2);
+  EXPECT_EQ(w.jobs[1].threads, 2);
+}
+
+/// Replaces the first occurrence of `from` in the valid file and expects an error containing
+/// every needle.
+void expect_rejected(const std::string& from, const std::string& to,
+                     std::initializer_list<const char*> needles) {
+  std::string text = valid;
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  try {
+    (void)parse_workload(text, "w.toml", vocabulary);
+    ADD_FAILURE() << "accepted: " << to;
+  } catch (const config_error& e) {
+    for (const char* needle : needles) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << "'" << needle << "' missing from: " << e.what();
+    }
+  }
+}
+
+TEST(Workload, RejectsMistakesWithFileLineAndHint) {
+  expect_rejected("batch_size = 32", "batch_sise = 32",
+                  {"w.toml:13:", "unknown key 'batch_sise'", "did you mean 'batch_size'"});
+  expect_rejected("batch_size = 32", "batch_size = 0", {"w.toml:13:", "at least 1"});
+  expect_rejected("batch_size = 32", "batch_size = \"32\"", {"w.toml:13:", "whole number"});
+  expect_rejected("model = \"resnet20\"", "model = \"resnet21\"",
+                  {"w.toml:12:", "unknown model 'resnet21'", "did you mean 'resnet20'", "known:"});
+  expect_rejected("name = \"temporal\"", "name = \"temporl\"",
+                  {"w.toml:7:", "unknown policy", "did you mean 'temporal'"});
+  expect_rejected("budget = 1073741824", "budget = \"3GiB\"",
+                  {"w.toml:4:", "exceeds capacity", "lower the budget"});
+  expect_rejected("capacity = \"2GiB\"", "capacity = \"2XB\"",
+                  {"w.toml:3:", "cannot read the size"});
+  expect_rejected("iterations = 10", "", {"w.toml:10:", "exactly one of iterations"});
+  expect_rejected("duration = \"90s\"", "duration = \"90 parsecs\"", {"w.toml:", "duration"});
+  expect_rejected("optimizer = \"adam\"", "optimizer = \"adamw\"", {"unknown optimizer 'adamw'"});
+  expect_rejected("threads = 2", "threads = 0", {"threads must be between 1 and 1024"});
+  expect_rejected("name = \"b\"", "name = \"a\"", {"two jobs are named 'a'"});
+  expect_rejected("[device]", "[devise]", {"unknown key 'devise'", "did you mean 'device'"});
+  expect_rejected("quantum = 3", "quantum = [3]", {"w.toml:8:", "number, a boolean or a string"});
+  expect_rejected("image_side = 16", "image_side = = 16", {"w.toml:16:", "not valid TOML"});
+}
+
+TEST(Workload, MissingSectionsAreNamed) {
+  EXPECT_THROW((void)parse_workload("[policy]\nname = \"temporal\"\n", "x.toml", vocabulary),
+               config_error);
+  try {
+    (void)parse_workload("[device]\ncapacity = \"1GiB\"\n[policy]\nname = \"spatial\"\n", "x.toml",
+                         vocabulary);
+    FAIL() << "accepted a workload without jobs";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("no jobs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Workload, AMissingFileIsAClearError) {
+  try {
+    (void)load_workload("/nonexistent/w.toml", vocabulary);
+    FAIL() << "opened a missing file";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open the workload file"), std::string::npos);
+  }
+}
+
+TEST(Workload, EveryShippedExampleParses) {
+  std::size_t count = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(TANDEM_EXAMPLES_DIR)) {
+    if (entry.path().extension() != ".toml") continue;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_NO_THROW((void)load_workload(entry.path(), workload_vocabulary{{}, {}}));
+    ++count;
+  }
+  EXPECT_GE(count, 1u);
+}
+
+}  // namespace
+}  // namespace tandem::runtime
