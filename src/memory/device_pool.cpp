@@ -116,35 +116,31 @@ void device_pool::reclaim_from_others(detail::job_arena& requester) {
 
 free_status device_pool::deallocate(job_id job, void* ptr) noexcept {
   if (ptr == nullptr) return free_status::null_pointer;
+  auto* owner =
+      job < context_->options.max_jobs ? jobs_[job].load(std::memory_order_acquire) : nullptr;
+  // Labels for messages are built only on the error paths: frees are hot.
+  auto label = [&] { return owner != nullptr ? "'" + owner->name() + "'" : std::to_string(job); };
   free_status status = free_status::ok;
-  std::string job_label = std::to_string(job);
   try {
-    auto* owner =
-        job < context_->options.max_jobs ? jobs_[job].load(std::memory_order_acquire) : nullptr;
     if (owner == nullptr) {
       status = free_status::unknown_job;
     } else if (!memory_->contains(ptr)) {
       status = free_status::foreign_pointer;
-      job_label = "'" + owner->name() + "'";
+    } else if (const auto region_owner = owner_of(ptr); !region_owner) {
+      status = free_status::not_allocated;
+    } else if (*region_owner != job) {
+      status = free_status::wrong_job;
     } else {
-      job_label = "'" + owner->name() + "'";
-      const auto region_owner = owner_of(ptr);
-      if (!region_owner) {
-        status = free_status::not_allocated;
-      } else if (*region_owner != job) {
-        status = free_status::wrong_job;
-      } else {
-        status = owner->deallocate(
-            static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base()));
-      }
+      status = owner->deallocate(
+          static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base()));
     }
   } catch (const std::exception& failure) {
-    report("freeing " + pointer_text(ptr) + " for job " + job_label + " failed: " + failure.what());
+    report("freeing " + pointer_text(ptr) + " for job " + label() + " failed: " + failure.what());
     return free_status::ok;
   }
   if (status != free_status::ok) {
     invalid_frees_.fetch_add(1, std::memory_order_relaxed);
-    report("job " + job_label + " freed " + pointer_text(ptr) + ": " + to_string(status) +
+    report("job " + label() + " freed " + pointer_text(ptr) + ": " + to_string(status) +
            "; the free was ignored and the pool is unchanged");
   }
   return status;
