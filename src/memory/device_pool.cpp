@@ -172,6 +172,10 @@ void device_pool::set_budget(std::size_t bytes) {
   context_->region_supply.set_budget(bytes);
 }
 
+void device_pool::set_job_limit(job_id job, std::size_t bytes) {
+  arena(job).set_limit(bytes);
+}
+
 std::size_t device_pool::budget() const {
   return context_->region_supply.budget();
 }
@@ -252,6 +256,7 @@ oom_report device_pool::make_report(const detail::job_arena& owner, std::size_t 
   out.job_live_bytes = job.live_bytes;
   out.job_reserved_bytes = job.reserved_bytes;
   out.job_unsynced_bytes = job.unsynced_bytes;
+  out.job_limit = owner.limit();
   out.pool_reserved_bytes = regions.reserved_bytes();
   out.free_regions = regions.free_regions();
   out.largest_free_run_bytes = regions.largest_free_run() * regions.region_size();

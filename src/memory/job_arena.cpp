@@ -101,6 +101,7 @@ std::uint32_t job_arena::take_best_fit(free_index& index, std::size_t bytes) {
 std::uint32_t job_arena::borrow_segment(region_class cls, std::size_t bytes) {
   const std::size_t region_size = context_.options.region_size;
   const std::size_t count = (bytes + region_size - 1) / region_size;
+  if (limit_ != 0 && stats_.reserved_bytes + count * region_size > limit_) return npos;
   const auto span = context_.region_supply.borrow(id_, count);
   if (!span) return npos;
   std::uint32_t seg = 0;
@@ -499,6 +500,16 @@ std::size_t job_arena::release_all() {
   extra_uses_.clear();
   pending_frees_.clear();
   return abandoned;
+}
+
+void job_arena::set_limit(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  limit_ = bytes;
+}
+
+std::size_t job_arena::limit() const {
+  std::lock_guard lock(mutex_);
+  return limit_;
 }
 
 void job_arena::count_out_of_memory() {

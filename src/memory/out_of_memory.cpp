@@ -15,6 +15,10 @@ std::string oom_report::describe() const {
   text += "\n  job:  " + format_bytes(job_live_bytes) + " live, " +
           format_bytes(job_reserved_bytes) + " in regions, " + format_bytes(job_unsynced_bytes) +
           " freed but still pending on the device";
+  if (job_limit != 0) {
+    text += ", partition of " + format_bytes(job_limit) +
+            " (a static partition: a larger share or another policy would help)";
+  }
   text += "\n  pool: " + format_bytes(pool_reserved_bytes) + " of the " + format_bytes(budget) +
           " budget held by jobs (capacity " + format_bytes(capacity) + "), " +
           std::to_string(free_regions) + " free regions of " + format_bytes(region_size) +

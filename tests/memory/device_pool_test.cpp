@@ -116,6 +116,25 @@ TEST_F(DevicePool, BudgetCapsRegionsAcrossJobs) {
   (void)pb;
 }
 
+TEST_F(DevicePool, AJobLimitIsAPartitionInsideTheBudget) {
+  device_pool pool(backend_, small_pool(64 * MiB));
+  const auto a = pool.add_job("a");
+  const auto b = pool.add_job("b");
+  pool.set_job_limit(a, 8 * MiB);
+  void* held = pool.allocate(a, *stream_, 6 * MiB);
+  try {
+    (void)pool.allocate(a, *stream_, 4 * MiB);
+    FAIL() << "a job outgrew its partition";
+  } catch (const out_of_memory_error& oom) {
+    EXPECT_EQ(oom.report().job_limit, 8 * MiB);
+    EXPECT_NE(std::string(oom.what()).find("partition of 8.00 MiB"), std::string::npos);
+  }
+  EXPECT_NO_THROW((void)pool.allocate(b, *stream_, 32 * MiB)) << "b has no partition";
+  pool.set_job_limit(a, 0);
+  EXPECT_NO_THROW((void)pool.allocate(a, *stream_, 4 * MiB));
+  (void)held;
+}
+
 TEST_F(DevicePool, LoweringTheBudgetNeverBreaksLiveAllocations) {
   device_pool pool(backend_, small_pool(64 * MiB));
   const auto job = pool.add_job("a");

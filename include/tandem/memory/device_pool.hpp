@@ -77,6 +77,9 @@ class device_pool {
   /// return regions; no live allocation is touched.
   void set_budget(std::size_t bytes);
   [[nodiscard]] std::size_t budget() const;
+  /// A budget of `job`'s own (a static partition) inside the pool's; 0 removes it. Like the
+  /// pool's budget, lowering it below what the job holds only refuses new regions.
+  void set_job_limit(job_id job, std::size_t bytes);
   [[nodiscard]] const pool_options& options() const;
   [[nodiscard]] device::backend& backend() const { return backend_; }
   [[nodiscard]] bool owns(const void* ptr) const;

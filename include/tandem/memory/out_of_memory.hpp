@@ -20,6 +20,7 @@ struct oom_report {
   std::size_t job_live_bytes = 0;
   std::size_t job_reserved_bytes = 0;
   std::size_t job_unsynced_bytes = 0;  ///< freed by the job, still pending on the device
+  std::size_t job_limit = 0;           ///< the job's own partition, 0 when it has none
   std::size_t pool_reserved_bytes = 0;
   std::size_t free_regions = 0;
   std::size_t largest_free_run_bytes = 0;

@@ -76,6 +76,10 @@ class job_arena {
   /// that were still live (abandoned).
   std::size_t release_all();
 
+  /// Most bytes of regions the job may hold (a static partition); 0 for no limit of its own.
+  void set_limit(std::size_t bytes);
+  [[nodiscard]] std::size_t limit() const;
+
   void count_out_of_memory();
   void count_host_sync();
   [[nodiscard]] job_stats stats() const;
@@ -178,6 +182,7 @@ class job_arena {
   std::unordered_map<std::uint32_t, std::vector<device::stream*>> extra_uses_;
   std::vector<pending_free> pending_frees_;
   job_stats stats_;
+  std::size_t limit_ = 0;  // 0: only the pool's budget applies
 };
 
 }  // namespace tandem::memory::detail

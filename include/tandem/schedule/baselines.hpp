@@ -1,0 +1,71 @@
+#pragma once
+// The baseline policies every comparison runs beside (MISSION: "Baselines ... through the same
+// interface"):
+//   exclusive  one job at a time, in arrival order, to completion (no sharing)
+//   temporal   one iteration at a time across jobs, round-robin; all jobs stay resident
+//              (the papers' "Temporal")
+//   spatial    every job runs freely on the shared pool (MPS without oversubscription)
+//   static     the budget split into equal fixed partitions, one per job (memory fraction /
+//              MIG analogue); a job that outgrows its partition fails with an OOM
+
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "tandem/schedule/policy.hpp"
+
+namespace tandem::schedule {
+
+class exclusive_policy final : public policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "exclusive"; }
+  void on_arrival(const job_info& job, double now_s) override;
+  void on_departure(job_id job, double now_s) override;
+  [[nodiscard]] decision may_start(job_id job, double now_s) override;
+
+ private:
+  std::deque<job_id> queue_;  // arrival order; the front job owns the device
+};
+
+class temporal_policy final : public policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "temporal"; }
+  void on_arrival(const job_info& job, double now_s) override;
+  void on_departure(job_id job, double now_s) override;
+  [[nodiscard]] decision may_start(job_id job, double now_s) override;
+  void on_iteration_start(job_id job, double now_s) override;
+  void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
+
+ private:
+  std::set<job_id> jobs_;          // present jobs, in id order: the round-robin order
+  std::optional<job_id> running_;  // the job granted the device, until its iteration ends
+  std::optional<job_id> last_;     // the job that ran last
+  std::set<job_id> asking_;        // jobs waiting to start an iteration
+};
+
+class spatial_policy final : public policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "spatial"; }
+  [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
+};
+
+class static_partition_policy final : public policy {
+ public:
+  /// `budget_bytes` is split equally among `expected_jobs` (at least 1) fixed partitions.
+  static_partition_policy(std::size_t budget_bytes, std::size_t expected_jobs);
+  [[nodiscard]] std::string_view name() const override { return "static"; }
+  void on_arrival(const job_info& job, double now_s) override;
+  void on_departure(job_id job, double now_s) override;
+  void on_budget_change(std::size_t budget_bytes, double now_s) override;
+  [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
+  [[nodiscard]] std::optional<std::size_t> memory_limit(job_id job) const override;
+
+ private:
+  std::size_t budget_;
+  std::size_t expected_jobs_;
+  std::map<job_id, std::size_t> partitions_;
+};
+
+}  // namespace tandem::schedule

@@ -1,0 +1,81 @@
+#pragma once
+// The policy interface: one implementation of each scheduling policy, driven the same way by the
+// runtime (real jobs on threads) and by the simulator (jobs replayed from profiles).
+//
+// Contract (see docs/ARCHITECTURE.md, "Policies"):
+// - A driver reports what happens (arrivals, departures, iteration starts and ends, budget
+//   changes) and asks may_start() before each iteration of each job. Time is the driver's: a
+//   number of seconds since the workload began, passed in; a policy never reads a clock, so the
+//   simulator can run it in virtual time.
+// - may_start() answers start now, wait until a time, or wait for the next event. A driver asks
+//   again every waiting job after every event it reports and whenever a wait-until time passes.
+// - Calls are serialized by the driver (one at a time); policies need no locking.
+// - Every decision must eventually let each job start (progress): a policy may delay a job, never
+//   park it forever while it is the only one that can run.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "tandem/memory/trace.hpp"
+
+namespace tandem::schedule {
+
+using memory::job_id;
+
+/// What a driver knows about a job when it arrives.
+struct job_info {
+  job_id id = 0;
+  std::string name;
+  double arrival_s = 0;
+  std::int64_t priority = 0;
+  std::optional<std::int64_t> iterations;  ///< total, when the job runs a fixed count
+};
+
+/// Measured by the driver for every iteration.
+struct iteration_report {
+  double start_s = 0;
+  double end_s = 0;
+  std::size_t peak_bytes = 0;  ///< the job's live bytes at their highest during the iteration
+};
+
+struct decision {
+  enum class verdict { start, wait_until, wait_for_event };
+  verdict what = verdict::start;
+  double until_s = 0;  ///< for wait_until
+
+  static decision start() { return {}; }
+  static decision wait_until(double time_s) { return {verdict::wait_until, time_s}; }
+  static decision wait_for_event() { return {verdict::wait_for_event, 0}; }
+  friend bool operator==(const decision&, const decision&) = default;
+};
+
+class policy {
+ public:
+  virtual ~policy() = default;
+  [[nodiscard]] virtual std::string_view name() const = 0;
+
+  // Callbacks a policy does not need keep these empty defaults.
+  virtual void on_arrival(const job_info& /*job*/, double /*now_s*/) {}
+  /// The job finished, failed or was removed; it will ask nothing more.
+  virtual void on_departure(job_id /*job*/, double /*now_s*/) {}
+  /// The driver started the iteration (after a start verdict).
+  virtual void on_iteration_start(job_id /*job*/, double /*now_s*/) {}
+  virtual void on_iteration_end(job_id /*job*/, const iteration_report& /*report*/,
+                                double /*now_s*/) {}
+  virtual void on_budget_change(std::size_t /*budget_bytes*/, double /*now_s*/) {}
+
+  /// May `job` start its next iteration at `now_s`?
+  [[nodiscard]] virtual decision may_start(job_id job, double now_s) = 0;
+
+  /// Bytes of regions `job` may hold, when the policy partitions memory (static); empty for no
+  /// per-job limit. Asked after on_arrival and after every budget change.
+  [[nodiscard]] virtual std::optional<std::size_t> memory_limit(job_id job) const {
+    static_cast<void>(job);
+    return std::nullopt;
+  }
+};
+
+}  // namespace tandem::schedule

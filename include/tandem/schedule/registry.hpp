@@ -1,0 +1,25 @@
+#pragma once
+// Policies by name, for workload files and the command line.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/schedule/policy.hpp"
+
+namespace tandem::schedule {
+
+/// What a policy may need to know about the workload when it is made.
+struct policy_context {
+  std::size_t budget_bytes = 0;
+  std::size_t job_count = 0;
+};
+
+[[nodiscard]] const std::vector<std::string>& policy_names();
+
+/// Throws config_error naming the unknown policy and the known ones.
+[[nodiscard]] std::unique_ptr<policy> make_policy(const std::string& name,
+                                                  const policy_context& context);
+
+}  // namespace tandem::schedule
