@@ -4,6 +4,9 @@
 #include <iostream>
 
 #include "pool_demo.hpp"
+#if TANDEM_HAVE_TORCH
+#include "run_command.hpp"
+#endif
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 
@@ -38,9 +41,48 @@ int main(int argc, char** argv) {
   add_size(*demo_cmd, "--budget", demo.budget, "Most memory the jobs may hold together");
   add_size(*demo_cmd, "--region-size", demo.region_size, "Unit of memory moving between jobs");
 
+#if TANDEM_HAVE_TORCH
+  tandem::cli::run_command_options run;
+  auto* run_cmd = app.add_subcommand(
+      "run", "Train the jobs of a workload file side by side on one pool under a policy");
+  run_cmd->add_option("workload", run.workload, "Workload file (TOML; see examples/)")->required();
+  run_cmd->add_option("--policy", run.policy, "Policy, replacing the workload's [policy] name");
+  run_cmd->add_option_function<std::string>(
+      "--budget", [&run](const std::string& text) { run.budget = tandem::parse_bytes(text); },
+      "Memory budget (e.g. 1GiB), replacing the workload's");
+  run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
+  run_cmd->add_option("--timeline", run.timeline_path,
+                      "Write the memory timeline (time, job, live bytes by kind) as CSV");
+  run_cmd
+      ->add_option("--progress-interval", run.progress_interval_s, "Seconds between progress lines")
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--quiet", run.quiet, "No progress lines");
+
+  tandem::cli::models_command_options zoo;
+  auto* models_cmd =
+      app.add_subcommand("models", "List the model zoo with parameter counts and peak memory");
+  models_cmd->add_option("--batch", zoo.batch_size, "Batch size of the measured iteration")
+      ->check(CLI::Range(1, 65536));
+  models_cmd->add_option("--model", zoo.only, "Only this model");
+  models_cmd->add_flag("!--no-measure", zoo.measure, "List without training an iteration");
+#else
+  auto* run_cmd = app.add_subcommand("run", "(needs a build with libtorch)")->allow_extras();
+  auto* models_cmd = app.add_subcommand("models", "(needs a build with libtorch)")->allow_extras();
+#endif
+
   try {
     app.parse(argc, argv);
     if (demo_cmd->parsed()) return tandem::cli::run_pool_demo(demo, std::cout) == 0 ? 0 : 3;
+#if TANDEM_HAVE_TORCH
+    if (run_cmd->parsed()) return tandem::cli::run_workload_command(run, std::cout, std::cerr);
+    if (models_cmd->parsed()) return tandem::cli::list_models_command(zoo, std::cout);
+#else
+    if (run_cmd->parsed() || models_cmd->parsed()) {
+      std::cerr << "tandem: this build has no libtorch, so it cannot train; run "
+                   "scripts/install-deps.sh and rebuild (cmake finds libtorch-dev)\n";
+      return 2;
+    }
+#endif
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const tandem::error& e) {

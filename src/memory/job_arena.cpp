@@ -312,15 +312,15 @@ void job_arena::release_if_empty(std::uint32_t id) {
   if (b.state != block_state::synced || b.prev != npos || b.next != npos) return;
   index_erase(id);
   segment& seg = segments_[b.segment];
-  const std::size_t bytes = b.size;
-  const std::size_t offset = b.offset;
+  // Traced before the regions become borrowable, so that a sink never sees another job's
+  // borrow of them first: the sum of a timeline's reserved bytes then never exceeds the budget.
+  trace(trace_op::region_return, 0, alloc_kind::unknown, b.size, b.offset);
   context_.region_supply.give_back(seg.span);
-  stats_.reserved_bytes -= bytes;
+  stats_.reserved_bytes -= b.size;
   stats_.regions_returned += seg.span.count;
   seg.in_use = false;
   spare_segments_.push_back(b.segment);
   spare_blocks_.push_back(id);
-  trace(trace_op::region_return, 0, alloc_kind::unknown, bytes, offset);
 }
 
 void job_arena::close_batch(stream_slot& slot) {
@@ -479,11 +479,11 @@ std::size_t job_arena::release_all() {
   context_.remove_live(abandoned);
   for (auto& seg : segments_) {
     if (!seg.in_use) continue;
-    context_.region_supply.give_back(seg.span);
-    stats_.regions_returned += seg.span.count;
     trace(trace_op::region_return, 0, alloc_kind::unknown,
           seg.span.count * context_.options.region_size,
-          seg.span.first * context_.options.region_size);
+          seg.span.first * context_.options.region_size);  // before: see release_if_empty
+    context_.region_supply.give_back(seg.span);
+    stats_.regions_returned += seg.span.count;
     seg.in_use = false;
   }
   stats_.reserved_bytes = 0;

@@ -36,8 +36,8 @@ std::string fixed_depth_message(const std::string& name, std::int64_t depth) {
          "its depth from the options";
 }
 
-/// resnet20/56/110/50 fix their depth; "resnet" takes it from the options.
-std::shared_ptr<network> build_resnet(std::int64_t named_depth, const model_options& options) {
+/// resnet20/56/110/50 fix their depth (`named_depth`); "resnet" (0) takes it from the options.
+std::int64_t resnet_depth(std::int64_t named_depth, const model_options& options) {
   const std::int64_t depth = named_depth != 0 ? named_depth : options.depth;
   if (named_depth != 0) {
     TANDEM_EXPECTS(options.depth == 0 || options.depth == named_depth, config_error,
@@ -47,6 +47,11 @@ std::shared_ptr<network> build_resnet(std::int64_t named_depth, const model_opti
                  "resnet depth must be 20, 56 or 110 (CIFAR layout, basic blocks) or 50 "
                  "(ImageNet layout, bottleneck blocks), not " +
                      std::to_string(depth) + "; set model_options.depth to one of them");
+  return depth;
+}
+
+std::shared_ptr<network> build_resnet(std::int64_t named_depth, const model_options& options) {
+  const std::int64_t depth = resnet_depth(named_depth, options);
   return depth == 50 ? make_resnet50(options) : make_resnet_cifar(options, depth);
 }
 
@@ -97,6 +102,9 @@ void check(const entry& e, const model_options& options) {
     expect_at_least(name, "layers", options.layers, 1);
   }
   if (e.reads == sizes::with_heads) expect_at_least(name, "heads", options.heads, 1);
+  if (name.starts_with("resnet")) {
+    static_cast<void>(resnet_depth(name == "resnet" ? 0 : std::stoll(name.substr(6)), options));
+  }
 }
 
 /// Seeds libtorch's default CPU generator (which the layers' initialisers draw from) for the
@@ -134,6 +142,37 @@ std::vector<std::string> model_names() {
   std::vector<std::string> names;
   for (const auto& e : registry()) names.emplace_back(e.name);
   return names;
+}
+
+std::vector<std::string> model_option_names(const std::string& name) {
+  for (const auto& e : registry()) {
+    if (name != e.name) continue;
+    std::vector<std::string> names;
+    if (e.kind == family::image) {
+      names = {"image_side", "channels", "classes"};
+    } else {
+      names = {"sequence_length", "vocabulary"};
+    }
+    if (e.reads == sizes::none) names.emplace_back("width_multiplier");  // the conv nets
+    if (name.starts_with("resnet")) names.emplace_back("depth");
+    if (e.reads != sizes::none) names.insert(names.end(), {"hidden", "layers"});
+    if (e.reads == sizes::with_heads) names.emplace_back("heads");
+    names.emplace_back("seed");
+    return names;
+  }
+  return {};
+}
+
+void check_model_options(const std::string& name, const model_options& options) {
+  for (const auto& e : registry()) {
+    if (name == e.name) return check(e, options);
+  }
+  TANDEM_FAIL(
+      config_error, "unknown model '" + name + "'; known models: " + [] {
+        std::string known;
+        for (const auto& e : registry()) known += (known.empty() ? "" : ", ") + std::string(e.name);
+        return known;
+      }());
 }
 
 std::unique_ptr<model> make_model(const std::string& name, const model_options& options) {

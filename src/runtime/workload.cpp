@@ -8,45 +8,12 @@
 #include <sstream>
 
 #include "tandem/common/error.hpp"
+#include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
 
 namespace tandem::runtime {
 
 namespace {
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0u : 1u)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-  return out;
-}
-
-/// "; did you mean 'x'?" when a known name is close to `text`.
-std::string suggestion(std::string_view text, const std::vector<std::string>& known) {
-  const std::string* best = nullptr;
-  std::size_t best_distance = 3;  // farther than 2 edits is no suggestion
-  for (const auto& name : known) {
-    if (const auto d = edit_distance(text, name); d < best_distance) {
-      best = &name;
-      best_distance = d;
-    }
-  }
-  return best != nullptr ? "; did you mean '" + *best + "'?" : "";
-}
 
 /// Reads values out of the parsed document; every failure names the file and line.
 class reader {
@@ -64,8 +31,8 @@ class reader {
     for (const auto& [key, node] : table) {
       const std::string name(key.str());
       if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-        fail(line_of(node), "unknown key '" + name + "' in " + where + suggestion(name, allowed) +
-                                " (allowed: " + join(allowed) + ")");
+        fail(line_of(node), "unknown key '" + name + "' in " + where + suggest_name(name, allowed) +
+                                " (allowed: " + join_names(allowed) + ")");
       }
     }
   }
@@ -170,8 +137,8 @@ class reader {
   void check_name(const std::string& name, const std::vector<std::string>& known,
                   const std::string& what, std::size_t line) const {
     if (known.empty() || std::find(known.begin(), known.end(), name) != known.end()) return;
-    fail(line, "unknown " + what + " '" + name + "'" + suggestion(name, known) +
-                   " (known: " + join(known) + ")");
+    fail(line, "unknown " + what + " '" + name + "'" + suggest_name(name, known) +
+                   " (known: " + join_names(known) + ")");
   }
 
  private:
@@ -187,6 +154,7 @@ device_spec read_device(const reader& in, const toml::table& root) {
                 "[device]");
   device_spec device;
   const auto line = reader::line_of(*node);
+  device.line = line;
   const auto kind = in.string(*table, "kind", "[device]").value_or("cpu");
   if (kind == "cuda") {
     device.kind = device::backend_kind::cuda;

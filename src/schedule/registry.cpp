@@ -10,6 +10,10 @@ const std::vector<std::string>& policy_names() {
   return names;
 }
 
+std::vector<std::string> policy_option_names(const std::string& /*name*/) {
+  return {};  // no baseline takes options
+}
+
 std::unique_ptr<policy> make_policy(const std::string& name, const policy_context& context) {
   if (name == "exclusive") return std::make_unique<exclusive_policy>();
   if (name == "temporal") return std::make_unique<temporal_policy>();

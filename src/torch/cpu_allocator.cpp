@@ -28,6 +28,12 @@ void free_pooled(void* ptr) {
     std::fprintf(stderr, "tandem: a pooled tensor outlived the pool's installation; leaked\n");
     return;
   }
+  if (!pool->owns(ptr)) {
+    // Only raw_deallocate gets here with foreign memory: raw_allocate on a thread outside
+    // every job made it with the previous allocator, whose deleter must free it.
+    if (const auto deleter = previous->raw_deleter(); deleter != nullptr) deleter(ptr);
+    return;
+  }
   if (const auto owner = pool->owner_of(ptr)) {
     pool->deallocate(*owner, ptr);
   } else {
@@ -46,6 +52,10 @@ class pool_allocator final : public c10::Allocator {
     void* ptr = pool->allocate(job->job, *job->stream, bytes, job->kind);
     return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
   }
+
+  // Kernels that manage scratch memory by hand (convolutions, for one) use raw_allocate and
+  // raw_deallocate, which need this: the context of every DataPtr above is its data pointer.
+  c10::DeleterFnPtr raw_deleter() const override { return &free_pooled; }
 };
 
 pool_allocator the_allocator;

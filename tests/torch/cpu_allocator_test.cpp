@@ -48,6 +48,32 @@ TEST_F(TorchOnPool, TensorsOfABoundThreadLandInThePool) {
   EXPECT_FALSE(pool_.owns(outside.data_ptr())) << "unbound threads keep libtorch's allocator";
 }
 
+TEST_F(TorchOnPool, RawAllocationsOfBoundAndUnboundThreadsAreFreedByTheirOwnAllocator) {
+  // Convolutions take scratch memory through raw_allocate/raw_deallocate.
+  cpu_allocator_scope installed(pool_);
+  auto* allocator = c10::GetAllocator(c10::DeviceType::CPU);
+  void* outside = allocator->raw_allocate(4096);
+  EXPECT_FALSE(pool_.owns(outside));
+  {
+    job_binding bound(pool_, job_, *stream_);
+    void* inside = allocator->raw_allocate(1 * MiB);
+    EXPECT_EQ(pool_.owner_of(inside), job_);
+    allocator->raw_deallocate(inside);
+    allocator->raw_deallocate(outside);  // made outside the job, freed by libtorch's allocator
+  }
+  EXPECT_EQ(pool_.stats(job_).live_bytes, 0u);
+  EXPECT_EQ(pool_.stats().invalid_frees, 0u);
+}
+
+TEST_F(TorchOnPool, AConvolutionalNetworkTrainsOnThePool) {
+  cpu_allocator_scope installed(pool_);
+  job_binding bound(pool_, job_, *stream_);
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 8, 3).padding(1));
+  auto out = conv->forward(torch::randn({4, 3, 16, 16})).sum();
+  out.backward();
+  EXPECT_TRUE(pool_.owns(conv->weight.grad().data_ptr()));
+}
+
 TEST_F(TorchOnPool, KindScopeTagsPersistentState) {
   cpu_allocator_scope installed(pool_);
   job_binding bound(pool_, job_, *stream_);

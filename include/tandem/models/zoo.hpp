@@ -24,6 +24,15 @@ namespace tandem::models {
 /// The names `make_model` accepts, in the order listed above.
 [[nodiscard]] std::vector<std::string> model_names();
 
+/// The model_options fields the model `name` reads (their names in workload files); empty for
+/// an unknown model.
+[[nodiscard]] std::vector<std::string> model_option_names(const std::string& name);
+
+/// Throws what make_model would for most bad options (ranges, depths), without building
+/// anything; checks only the layers themselves can make (bert_mini's heads dividing hidden)
+/// remain for make_model.
+void check_model_options(const std::string& name, const model_options& options);
+
 /// Builds the model `name` with freshly initialised weights (from `options.seed`). Throws
 /// config_error naming the problem for an unknown name (listing the known ones) and for options
 /// the architecture cannot take.

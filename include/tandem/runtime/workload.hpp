@@ -38,6 +38,7 @@ struct device_spec {
   std::size_t budget = 0;       ///< bytes the jobs may hold together (0: the capacity)
   std::size_t region_size = 0;  ///< 0: the pool's default
   double copy_bandwidth = 0;    ///< cpu backend: bytes/s of copy streams, 0 = memcpy speed
+  std::size_t line = 0;         ///< where the [device] table starts
 };
 
 struct policy_spec {

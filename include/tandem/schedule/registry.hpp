@@ -18,6 +18,9 @@ struct policy_context {
 
 [[nodiscard]] const std::vector<std::string>& policy_names();
 
+/// The options (keys of a workload's [policy] table besides name) the policy `name` takes.
+[[nodiscard]] std::vector<std::string> policy_option_names(const std::string& name);
+
 /// Throws config_error naming the unknown policy and the known ones.
 [[nodiscard]] std::unique_ptr<policy> make_policy(const std::string& name,
                                                   const policy_context& context);

@@ -1,0 +1,66 @@
+#pragma once
+// Watches the pool's trace: each job's live bytes by kind and the regions it holds, the peak of
+// each job's live bytes within a window (an iteration), and, when asked, the memory timeline as
+// CSV, one row per event:
+//
+//   time_s,job,event,unknown,persistent,feature_map,gradient,temporary,live_bytes,reserved_bytes
+//
+// The byte columns are the job's state after the event. Because the pool traces a region's
+// return before the region can be borrowed again, summing the latest reserved_bytes of every
+// job at any row never exceeds the budget (the integration tests check exactly that).
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <ostream>
+#include <string>
+
+#include "tandem/memory/alloc_kind.hpp"
+#include "tandem/memory/trace.hpp"
+
+namespace tandem::runtime {
+
+struct job_memory {
+  std::array<std::size_t, memory::alloc_kind_count> live_by_kind{};
+  std::size_t live_bytes = 0;
+  std::size_t reserved_bytes = 0;
+};
+
+class memory_monitor final : public memory::trace_sink {
+ public:
+  /// `timeline`: where CSV rows go (nullptr for none); it must outlive the monitor. `origin`:
+  /// time zero of the time_s column.
+  explicit memory_monitor(
+      std::ostream* timeline = nullptr,
+      std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now());
+
+  /// Names a job in the timeline (rows of unnamed jobs show the id).
+  void name_job(memory::job_id job, std::string name);
+
+  void on_event(const memory::trace_event& event) override;
+
+  [[nodiscard]] job_memory current(memory::job_id job) const;
+  /// Starts a new peak window for `job` at its current live bytes and returns the peak of the
+  /// window that ends.
+  std::size_t restart_peak_window(memory::job_id job);
+
+  static constexpr const char* csv_header =
+      "time_s,job,event,unknown,persistent,feature_map,gradient,temporary,live_bytes,"
+      "reserved_bytes";
+
+ private:
+  struct job_state {
+    job_memory memory;
+    std::size_t window_peak = 0;
+    std::string name;
+  };
+
+  mutable std::mutex mutex_;
+  std::map<memory::job_id, job_state> jobs_;  // guarded by mutex_
+  std::ostream* timeline_;                    // guarded by mutex_
+  std::chrono::steady_clock::time_point origin_;
+};
+
+}  // namespace tandem::runtime

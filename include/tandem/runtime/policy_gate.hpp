@@ -1,0 +1,79 @@
+#pragma once
+// Drives a policy in real time for jobs that train on their own threads: the runtime's side of
+// the policy interface (the simulator drives the same policies in virtual time).
+//
+// Each job's thread calls wait_for_start() before every iteration and finish_iteration() after
+// it; the session reports arrivals and departures. Every call is serialized under one mutex, as
+// the policy contract requires, and every event wakes the waiting jobs so that they ask the
+// policy again. A job waits on its own thread, never inside libtorch (see ARCHITECTURE.md,
+// "The runtime").
+//
+// Time is seconds since the gate was made (steady clock).
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "tandem/memory/device_pool.hpp"
+#include "tandem/schedule/policy.hpp"
+
+namespace tandem::runtime {
+
+/// Thrown to a waiting job when the gate can no longer let it start: the policy left every
+/// present job waiting with no event to come (a policy bug), or the run was cancelled.
+class gate_closed : public error {
+ public:
+  using error::error;
+};
+
+class policy_gate {
+ public:
+  /// `expected_jobs`: how many arrivals the session will report, so that the gate can tell a
+  /// policy that waits for a later arrival from one that will never let anyone run. The pool
+  /// receives the policy's memory limits (static partitions). `origin` is time zero.
+  policy_gate(schedule::policy& policy, memory::device_pool& pool, std::size_t expected_jobs,
+              std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now());
+
+  [[nodiscard]] double now() const;
+  [[nodiscard]] std::chrono::steady_clock::time_point to_time_point(double seconds) const;
+
+  void arrive(const schedule::job_info& job);
+  void depart(memory::job_id job);
+  void change_budget(std::size_t bytes);
+
+  /// Blocks until the policy lets `job` start an iteration, reports the start and returns the
+  /// seconds spent waiting. Throws gate_closed (see above).
+  double wait_for_start(memory::job_id job);
+  void finish_iteration(memory::job_id job, const schedule::iteration_report& report);
+
+  /// Wakes every waiting job with gate_closed(reason); later waits throw at once.
+  void close(const std::string& reason);
+
+ private:
+  void notify_locked();        // an event happened: every waiting job asks again
+  void apply_limits_locked();  // the policy's memory limits onto the pool
+  [[nodiscard]] bool stalled_locked() const;
+
+  schedule::policy& policy_;
+  memory::device_pool& pool_;
+  const std::size_t expected_jobs_;
+  const std::chrono::steady_clock::time_point start_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::uint64_t generation_ = 0;      // counts events; a waiter re-asks when it moves
+  std::size_t arrived_ = 0;           // arrivals reported so far
+  std::set<memory::job_id> present_;  // arrived, not departed
+  // Parked until the next event, with the event count each asked at: only when every present
+  // job asked after the latest event is nobody left to move things on.
+  std::map<memory::job_id, std::uint64_t> waiting_for_event_;
+  std::size_t timed_waiters_ = 0;  // parked until a time: they will ask again
+  std::string closed_;             // non-empty once closed: the reason
+};
+
+}  // namespace tandem::runtime

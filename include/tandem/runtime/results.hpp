@@ -1,0 +1,75 @@
+#pragma once
+// What a run measured: per job and for the whole system. `tandem run` prints it as a table and
+// writes it as JSON (schema in docs/results-schema.md; bump results_schema_version when a field
+// changes meaning or goes away).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tandem::runtime {
+
+inline constexpr int results_schema_version = 1;
+
+struct iteration_record {
+  double start_s = 0;  ///< when the policy let it start (seconds since the run began)
+  double end_s = 0;
+  double loss = 0;
+  std::size_t peak_bytes = 0;  ///< the job's live bytes at their highest in the iteration
+};
+
+enum class job_status { completed, failed };
+
+struct job_result {
+  std::string name;
+  std::string model;
+  std::int64_t batch_size = 0;
+  std::int64_t threads = 1;
+  job_status status = job_status::completed;
+  std::string error;           ///< why it failed; empty when completed
+  bool out_of_memory = false;  ///< failed because an allocation could not be met
+
+  double arrival_s = 0;
+  double first_start_s = 0;  ///< its first iteration's start (after setup: model, optimizer)
+  double end_s = 0;          ///< completion or failure
+  double setup_s = 0;        ///< building the model and optimizer
+  double wait_s = 0;         ///< waiting for the policy
+  std::int64_t iterations = 0;
+  double iterations_per_s = 0;  ///< iterations / (end - first start)
+  double samples_per_s = 0;     ///< iterations * batch / (end - first start)
+
+  std::size_t peak_live_bytes = 0;
+  std::size_t peak_reserved_bytes = 0;
+  std::size_t persistent_bytes = 0;  ///< parameters, buffers and optimizer state, at the end
+
+  std::optional<double> first_loss;  ///< mean of the first iterations' losses
+  std::optional<double> last_loss;   ///< mean of the last iterations' losses
+  std::vector<iteration_record> iteration_log;
+};
+
+struct run_result {
+  std::string workload;  ///< the file it came from
+  std::string policy;
+  std::string device;  ///< the backend's description
+  std::size_t capacity_bytes = 0;
+  std::size_t budget_bytes = 0;
+  double makespan_s = 0;  ///< from the start to the last job's end
+  double aggregate_samples_per_s = 0;
+  std::size_t peak_live_bytes = 0;      ///< all jobs together
+  std::size_t peak_reserved_bytes = 0;  ///< all jobs together; never above the budget
+  std::vector<job_result> jobs;
+
+  [[nodiscard]] std::size_t failed_jobs() const;
+};
+
+[[nodiscard]] const char* to_string(job_status status);
+
+/// The results as JSON (see docs/results-schema.md).
+void write_json(const run_result& result, std::ostream& out);
+/// The per-job and system tables `tandem run` prints.
+void print_table(const run_result& result, std::ostream& out);
+
+}  // namespace tandem::runtime

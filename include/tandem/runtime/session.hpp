@@ -1,0 +1,44 @@
+#pragma once
+// Runs a workload: real libtorch training jobs, each on its own thread, side by side on one
+// pool under one policy. This is what `tandem run` calls.
+//
+// For every job, at its arrival time: the pool gets a local area for it, the policy hears of
+// it, and a thread starts that binds itself to the job (every tensor it makes lands in the pool
+// under the job), then loops: wait for the policy's start, build the model and optimizer on the
+// first start, train one iteration, report it. A job that fails (an allocation the pool cannot
+// meet, a bad option the model rejects) drops its tensors, releases its memory and departs; the
+// others carry on. Needs libtorch (tandem_training).
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "tandem/runtime/results.hpp"
+#include "tandem/runtime/workload.hpp"
+
+namespace tandem::runtime {
+
+struct run_options {
+  std::optional<std::string> policy;  ///< replaces the workload's policy
+  std::optional<std::size_t> budget;  ///< replaces the workload's budget
+  std::ostream* timeline = nullptr;   ///< the memory timeline as CSV (memory_monitor.hpp)
+  std::ostream* progress = nullptr;   ///< live progress lines while the jobs run
+  double progress_interval_s = 1.0;
+};
+
+/// The names a workload may use in this build: models of the zoo, policies, optimizers.
+[[nodiscard]] workload_vocabulary training_vocabulary();
+
+/// Checks what parse_workload leaves to the components: model options against the model, policy
+/// options against the policy, overrides against the device. Throws config_error
+/// "FILE:LINE: problem; hint". run_workload calls it first.
+void validate_workload(const workload& spec, const run_options& options);
+
+/// Runs every job to completion or failure and returns what was measured. Throws config_error
+/// for an invalid workload (nothing runs then) and device_error when the device cannot be set
+/// up; a job's own failure is a result, not an exception.
+[[nodiscard]] run_result run_workload(const workload& spec, const run_options& options = {});
+
+}  // namespace tandem::runtime

@@ -1,0 +1,122 @@
+#include "run_command.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/models/zoo.hpp"
+#include "tandem/runtime/session.hpp"
+
+namespace tandem::cli {
+
+namespace {
+
+/// Opens `path` for writing before anything runs, so that a typo costs no training time.
+std::ofstream open_output(const std::string& path, const char* what) {
+  std::ofstream out(path);
+  TANDEM_EXPECTS(out.good(), config_error,
+                 std::string("cannot write the ") + what + " file '" + path +
+                     "': " + std::strerror(errno) + "; check the directory exists and is writable");
+  return out;
+}
+
+}  // namespace
+
+int run_workload_command(const run_command_options& options, std::ostream& out,
+                         std::ostream& progress) {
+  const auto spec = runtime::load_workload(options.workload, runtime::training_vocabulary());
+  runtime::run_options settings;
+  settings.policy = options.policy;
+  settings.budget = options.budget;
+  runtime::validate_workload(spec, settings);
+
+  std::ofstream json;
+  std::ofstream timeline;
+  if (!options.json_path.empty()) json = open_output(options.json_path, "JSON results");
+  if (!options.timeline_path.empty()) {
+    timeline = open_output(options.timeline_path, "timeline");
+    settings.timeline = &timeline;
+  }
+  if (!options.quiet) settings.progress = &progress;
+  settings.progress_interval_s = options.progress_interval_s;
+
+  const auto result = runtime::run_workload(spec, settings);
+  out << fmt::format("\n{} under policy {} on {}\n", spec.source, result.policy, result.device);
+  runtime::print_table(result, out);
+  if (json.is_open()) {
+    runtime::write_json(result, json);
+    json.close();
+    TANDEM_EXPECTS(!json.fail(), device_error,
+                   "writing the JSON results to '" + options.json_path + "' failed");
+    out << "results: " << options.json_path << "\n";
+  }
+  if (timeline.is_open()) {
+    timeline.close();
+    out << "memory timeline: " << options.timeline_path << "\n";
+  }
+  return result.failed_jobs() == 0 ? 0 : 3;
+}
+
+int list_models_command(const models_command_options& options, std::ostream& out) {
+  auto names = models::model_names();
+  // "resnet" is the named resnets with the depth as an option: listing it again adds nothing.
+  std::erase(names, "resnet");
+  if (!options.only.empty()) {
+    TANDEM_EXPECTS(std::find(names.begin(), names.end(), options.only) != names.end(), config_error,
+                   "unknown model '" + options.only +
+                       "'; run `tandem models` for the list (resnet of depth d: resnet<d>)");
+    names = {options.only};
+  }
+  TANDEM_EXPECTS(options.batch_size > 0, config_error, "--batch must be at least 1");
+  if (options.measure) {
+    out << fmt::format(
+        "peak memory of one training iteration at batch {} (default options; "
+        "SGD with momentum; measured on the CPU backend's pool)\n",
+        options.batch_size);
+  }
+  out << fmt::format("{:<12} {:>12} {:>12} {:>12}  {}\n", "model", "parameters", "persistent",
+                     "peak live", "options");
+  for (const auto& name : names) {
+    const auto model = models::make_model(name, {});
+    std::string persistent = "-";
+    std::string peak = "-";
+    if (options.measure) {
+      // A one-job session: the same code path, pool and allocator as `tandem run`.
+      runtime::workload spec;
+      spec.source = "tandem models";
+      spec.device.capacity = 16 * GiB;
+      spec.device.region_size = 2 * MiB;
+      spec.policy.name = "spatial";
+      runtime::job_spec job;
+      job.name = name;
+      job.model = name;
+      job.batch_size = std::max(options.batch_size, model->min_batch_size());
+      job.iterations = 2;
+      spec.jobs.push_back(job);
+      const auto result = runtime::run_workload(spec);
+      const auto& measured = result.jobs.front();
+      if (measured.status == runtime::job_status::failed) {
+        peak = "failed: " + measured.error;
+      } else {
+        persistent = format_bytes(measured.persistent_bytes);
+        peak = format_bytes(measured.peak_live_bytes);
+      }
+    }
+    std::string option_list;
+    for (const auto& option : models::model_option_names(name)) {
+      option_list += (option_list.empty() ? "" : " ") + option;
+    }
+    out << fmt::format("{:<12} {:>12} {:>12} {:>12}  {}\n", name, model->parameter_count(),
+                       persistent, peak, option_list);
+  }
+  out << "resnet: the resnet of model_options.depth (20, 56, 110 or 50)\n";
+  return 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,35 @@
+#pragma once
+// `tandem run` and `tandem models`: real training jobs (builds with libtorch only).
+
+#include <cstddef>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace tandem::cli {
+
+struct run_command_options {
+  std::string workload;
+  std::optional<std::string> policy;
+  std::optional<std::size_t> budget;
+  std::string json_path;      ///< empty: no JSON
+  std::string timeline_path;  ///< empty: no timeline
+  double progress_interval_s = 1.0;
+  bool quiet = false;  ///< no progress lines
+};
+
+/// Runs the workload; prints progress to `progress` and the tables to `out`. Returns the exit
+/// status: 0 when every job completed, 3 when one failed (its results are still written).
+int run_workload_command(const run_command_options& options, std::ostream& out,
+                         std::ostream& progress);
+
+struct models_command_options {
+  std::int64_t batch_size = 16;
+  std::string only;  ///< one model's name; empty for the whole zoo
+  bool measure = true;
+};
+
+/// Lists the zoo: parameters and, when measuring, the peak memory of a training iteration.
+int list_models_command(const models_command_options& options, std::ostream& out);
+
+}  // namespace tandem::cli

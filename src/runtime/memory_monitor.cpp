@@ -1,0 +1,82 @@
+#include "tandem/runtime/memory_monitor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace tandem::runtime {
+
+using memory::trace_op;
+
+namespace {
+
+/// A CSV field: quoted when it holds a separator, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+memory_monitor::memory_monitor(std::ostream* timeline, std::chrono::steady_clock::time_point origin)
+    : timeline_(timeline), origin_(origin) {
+  if (timeline_ != nullptr) *timeline_ << csv_header << '\n';
+}
+
+void memory_monitor::name_job(memory::job_id job, std::string name) {
+  std::lock_guard lock(mutex_);
+  jobs_[job].name = std::move(name);
+}
+
+void memory_monitor::on_event(const memory::trace_event& event) {
+  if (event.op == trace_op::out_of_memory) return;  // changes nothing; the job reports it
+  const double time_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+  std::lock_guard lock(mutex_);
+  auto& job = jobs_[event.job];
+  auto& state = job.memory;
+  const auto kind = memory::index_of(event.kind);
+  switch (event.op) {
+    case trace_op::alloc:
+      state.live_by_kind[kind] += event.bytes;
+      state.live_bytes += event.bytes;
+      job.window_peak = std::max(job.window_peak, state.live_bytes);
+      break;
+    case trace_op::free:
+      state.live_by_kind[kind] -= std::min(state.live_by_kind[kind], event.bytes);
+      state.live_bytes -= std::min(state.live_bytes, event.bytes);
+      break;
+    case trace_op::region_borrow:
+      state.reserved_bytes += event.bytes;
+      break;
+    case trace_op::region_return:
+      state.reserved_bytes -= std::min(state.reserved_bytes, event.bytes);
+      break;
+    case trace_op::out_of_memory:
+      break;
+  }
+  if (timeline_ == nullptr) return;
+  const std::string name = job.name.empty() ? std::to_string(event.job) : csv_field(job.name);
+  const auto& k = state.live_by_kind;
+  *timeline_ << fmt::format("{:.6f},{},{},{},{},{},{},{},{},{}\n", time_s, name,
+                            memory::to_string(event.op), k[0], k[1], k[2], k[3], k[4],
+                            state.live_bytes, state.reserved_bytes);
+}
+
+job_memory memory_monitor::current(memory::job_id job) const {
+  std::lock_guard lock(mutex_);
+  const auto found = jobs_.find(job);
+  return found == jobs_.end() ? job_memory{} : found->second.memory;
+}
+
+std::size_t memory_monitor::restart_peak_window(memory::job_id job) {
+  std::lock_guard lock(mutex_);
+  auto& state = jobs_[job];
+  const auto peak = state.window_peak;
+  state.window_peak = state.memory.live_bytes;
+  return peak;
+}
+
+}  // namespace tandem::runtime

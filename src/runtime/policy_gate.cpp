@@ -1,0 +1,117 @@
+#include "tandem/runtime/policy_gate.hpp"
+
+#include "tandem/common/error.hpp"
+
+namespace tandem::runtime {
+
+using schedule::decision;
+
+policy_gate::policy_gate(schedule::policy& policy, memory::device_pool& pool,
+                         std::size_t expected_jobs, std::chrono::steady_clock::time_point origin)
+    : policy_(policy), pool_(pool), expected_jobs_(expected_jobs), start_(origin) {}
+
+double policy_gate::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+std::chrono::steady_clock::time_point policy_gate::to_time_point(double seconds) const {
+  return start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(seconds));
+}
+
+void policy_gate::arrive(const schedule::job_info& job) {
+  std::lock_guard lock(mutex_);
+  TANDEM_EXPECTS(!present_.contains(job.id), usage_error,
+                 "job " + std::to_string(job.id) + " arrived twice");
+  ++arrived_;
+  present_.insert(job.id);
+  policy_.on_arrival(job, now());
+  apply_limits_locked();
+  notify_locked();
+}
+
+void policy_gate::depart(memory::job_id job) {
+  std::lock_guard lock(mutex_);
+  if (present_.erase(job) == 0) return;  // already gone: departing is idempotent
+  waiting_for_event_.erase(job);
+  policy_.on_departure(job, now());
+  apply_limits_locked();
+  notify_locked();
+}
+
+void policy_gate::change_budget(std::size_t bytes) {
+  std::lock_guard lock(mutex_);
+  pool_.set_budget(bytes);
+  policy_.on_budget_change(bytes, now());
+  apply_limits_locked();
+  notify_locked();
+}
+
+double policy_gate::wait_for_start(memory::job_id job) {
+  std::unique_lock lock(mutex_);
+  TANDEM_EXPECTS(present_.contains(job), usage_error,
+                 "job " + std::to_string(job) + " asked to start before it arrived");
+  const double asked_at = now();
+  for (;;) {
+    if (!closed_.empty()) throw gate_closed(closed_);
+    const auto verdict = policy_.may_start(job, now());
+    const auto seen = generation_;
+    if (verdict.what == decision::verdict::start) {
+      policy_.on_iteration_start(job, now());
+      // A start is an event too: a policy may make others wait for it.
+      notify_locked();
+      return now() - asked_at;
+    }
+    if (verdict.what == decision::verdict::wait_until) {
+      ++timed_waiters_;
+      changed_.wait_until(lock, to_time_point(verdict.until_s),
+                          [&] { return generation_ != seen || !closed_.empty(); });
+      --timed_waiters_;
+      continue;
+    }
+    waiting_for_event_[job] = seen;
+    if (stalled_locked()) {
+      std::string names;
+      for (const auto id : present_) names += (names.empty() ? "" : ", ") + pool_.job_name(id);
+      closed_ = "policy '" + std::string(policy_.name()) + "' left every job (" + names +
+                ") waiting with no event to come; this is a bug in the policy";
+      waiting_for_event_.erase(job);
+      changed_.notify_all();
+      throw gate_closed(closed_);
+    }
+    changed_.wait(lock, [&] { return generation_ != seen || !closed_.empty(); });
+    waiting_for_event_.erase(job);
+  }
+}
+
+void policy_gate::finish_iteration(memory::job_id job, const schedule::iteration_report& report) {
+  std::lock_guard lock(mutex_);
+  policy_.on_iteration_end(job, report, now());
+  notify_locked();
+}
+
+void policy_gate::close(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (closed_.empty()) closed_ = reason.empty() ? "the run was cancelled" : reason;
+  changed_.notify_all();
+}
+
+void policy_gate::notify_locked() {
+  ++generation_;
+  changed_.notify_all();
+}
+
+void policy_gate::apply_limits_locked() {
+  for (const auto id : present_) pool_.set_job_limit(id, policy_.memory_limit(id).value_or(0));
+}
+
+bool policy_gate::stalled_locked() const {
+  if (arrived_ < expected_jobs_ || timed_waiters_ != 0) return false;
+  if (waiting_for_event_.size() != present_.size()) return false;
+  for (const auto& [job, seen] : waiting_for_event_) {
+    if (seen != generation_) return false;  // woken, not yet asked again
+  }
+  return true;
+}
+
+}  // namespace tandem::runtime

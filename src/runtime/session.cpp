@@ -1,0 +1,286 @@
+#include "tandem/runtime/session.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/names.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/device/cpu_backend.hpp"
+#include "tandem/models/optimizer.hpp"
+#include "tandem/models/zoo.hpp"
+#include "tandem/schedule/registry.hpp"
+#include "tandem/torch/cpu_allocator.hpp"
+#include "training_job.hpp"
+
+namespace tandem::runtime {
+
+namespace {
+
+using detail::job_progress;
+
+[[noreturn]] void fail(const workload& spec, std::size_t line, const std::string& message) {
+  throw config_error(spec.source + ":" + std::to_string(line) + ": " + message);
+}
+
+std::string describe(const option_value& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using type = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<type, std::string>) {
+          return "the string \"" + v + "\"";
+        } else if constexpr (std::is_same_v<type, bool>) {
+          return v ? "true" : "false";
+        } else {
+          return fmt::format("{}", v);
+        }
+      },
+      value.value);
+}
+
+/// The job's [job.model_options] as the zoo's options; every key must be one the model reads.
+models::model_options to_model_options(const workload& spec, const job_spec& job) {
+  const auto known = models::model_option_names(job.model);
+  models::model_options options;
+  for (const auto& [key, value] : job.model_options) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      fail(spec, value.line,
+           "model '" + job.model + "' has no option '" + key + "'" + suggest_name(key, known) +
+               " (its options: " + join_names(known) + ")");
+    }
+    if (key == "width_multiplier") {
+      const auto* integer = std::get_if<std::int64_t>(&value.value);
+      const auto* real = std::get_if<double>(&value.value);
+      if (integer == nullptr && real == nullptr) {
+        fail(spec, value.line,
+             "model option width_multiplier must be a number, not " + describe(value));
+      }
+      options.width_multiplier = real != nullptr ? *real : static_cast<double>(*integer);
+      continue;
+    }
+    const auto* integer = std::get_if<std::int64_t>(&value.value);
+    if (integer == nullptr) {
+      fail(spec, value.line,
+           "model option " + key + " must be a whole number, not " + describe(value));
+    }
+    if (key == "seed") {
+      if (*integer < 0) fail(spec, value.line, "model option seed must be 0 or more");
+      options.seed = static_cast<std::uint64_t>(*integer);
+    } else {
+      // clang-format off
+      std::int64_t models::model_options::* const field =
+          key == "image_side" ? &models::model_options::image_side
+        : key == "channels" ? &models::model_options::channels
+        : key == "classes" ? &models::model_options::classes
+        : key == "sequence_length" ? &models::model_options::sequence_length
+        : key == "vocabulary" ? &models::model_options::vocabulary
+        : key == "hidden" ? &models::model_options::hidden
+        : key == "layers" ? &models::model_options::layers
+        : key == "heads" ? &models::model_options::heads
+        : &models::model_options::depth;
+      // clang-format on
+      options.*field = *integer;
+    }
+  }
+  try {
+    models::check_model_options(job.model, options);
+  } catch (const config_error& e) {
+    fail(spec, job.line, std::string("job '") + job.name + "': " + e.what());
+  }
+  return options;
+}
+
+std::string policy_name(const workload& spec, const run_options& options) {
+  return options.policy.value_or(spec.policy.name);
+}
+
+std::size_t budget_of(const workload& spec, const run_options& options) {
+  const auto budget = options.budget.value_or(spec.device.budget);
+  return budget == 0 ? spec.device.capacity : budget;
+}
+
+/// Prints a progress line every interval until stopped.
+class progress_printer {
+ public:
+  progress_printer(const run_options& options, const std::vector<job_spec>& jobs,
+                   const std::vector<job_progress>& progress, const memory_monitor& monitor,
+                   const policy_gate& gate)
+      : options_(options), jobs_(jobs), progress_(progress), monitor_(monitor), gate_(gate) {
+    if (options_.progress != nullptr && options_.progress_interval_s > 0) {
+      thread_ = std::thread([this] { loop(); });
+    }
+  }
+  ~progress_printer() { stop(); }
+  progress_printer(const progress_printer&) = delete;
+  progress_printer& operator=(const progress_printer&) = delete;
+
+  void stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop() {
+    std::unique_lock lock(mutex_);
+    const auto interval = std::chrono::duration<double>(options_.progress_interval_s);
+    while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) print();
+  }
+
+  void print() {
+    static constexpr std::array<const char*, 6> phases{"pending",  "waiting",   "setup",
+                                                       "training", "completed", "failed"};
+    std::string line = fmt::format("[{:7.1f} s]", gate_.now());
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      const auto& p = progress_[j];
+      const auto iterations = p.iterations.load();
+      const std::string total =
+          jobs_[j].iterations ? fmt::format("/{}", *jobs_[j].iterations) : std::string();
+      const auto id = p.job.load();
+      const std::size_t live =
+          id >= 0 ? monitor_.current(static_cast<memory::job_id>(id)).live_bytes : 0;
+      line += fmt::format("  {}: {} {}{} it, {}", jobs_[j].name,
+                          phases[static_cast<std::size_t>(p.now.load())], iterations, total,
+                          format_bytes(live));
+    }
+    *options_.progress << line << std::endl;
+  }
+
+  const run_options& options_;
+  const std::vector<job_spec>& jobs_;
+  const std::vector<job_progress>& progress_;
+  const memory_monitor& monitor_;
+  const policy_gate& gate_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+workload_vocabulary training_vocabulary() {
+  return {models::model_names(), schedule::policy_names(), models::optimizer_names()};
+}
+
+void validate_workload(const workload& spec, const run_options& options) {
+  if (spec.device.kind != device::backend_kind::cpu) {
+    fail(spec, spec.device.line,
+         "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
+         "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
+  }
+  const auto name = policy_name(spec, options);
+  const auto& known_policies = schedule::policy_names();
+  if (std::find(known_policies.begin(), known_policies.end(), name) == known_policies.end()) {
+    throw config_error("unknown policy '" + name + "'" + suggest_name(name, known_policies) +
+                       " (known: " + join_names(known_policies) + ")");
+  }
+  const auto policy_options = schedule::policy_option_names(name);
+  for (const auto& [key, value] : spec.policy.options) {
+    if (std::find(policy_options.begin(), policy_options.end(), key) == policy_options.end()) {
+      fail(spec, value.line,
+           "policy '" + name + "' has no option '" + key + "'" +
+               (policy_options.empty() ? "; it takes none"
+                                       : suggest_name(key, policy_options) +
+                                             " (its options: " + join_names(policy_options) + ")"));
+    }
+  }
+  if (options.budget) {
+    TANDEM_EXPECTS(*options.budget > 0 && *options.budget <= spec.device.capacity, config_error,
+                   "--budget " + format_bytes(*options.budget) +
+                       " must be above 0 and at most the " + "device capacity " +
+                       format_bytes(spec.device.capacity) + " of " + spec.source +
+                       "; lower it or raise [device] capacity");
+  }
+  TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
+                 spec.source + ": the workload has no jobs; add a [[job]] table");
+  for (const auto& job : spec.jobs) static_cast<void>(to_model_options(spec, job));
+}
+
+run_result run_workload(const workload& spec, const run_options& options) {
+  validate_workload(spec, options);
+  const auto budget = budget_of(spec, options);
+  std::vector<models::model_options> model_options;
+  for (const auto& job : spec.jobs) model_options.push_back(to_model_options(spec, job));
+
+  device::cpu_backend backend({.memory_limit = 0, .copy_bandwidth = spec.device.copy_bandwidth});
+  memory::pool_options pool_settings;
+  pool_settings.capacity = spec.device.capacity;
+  pool_settings.budget = budget;
+  if (spec.device.region_size != 0) pool_settings.region_size = spec.device.region_size;
+  memory::device_pool pool(backend, pool_settings);
+  const auto origin = std::chrono::steady_clock::now();  // time zero of every report
+  memory_monitor monitor(options.timeline, origin);
+  pool.set_trace_sink(&monitor);
+  torch_support::cpu_allocator_scope allocator(pool);
+
+  const auto policy = schedule::make_policy(policy_name(spec, options), {budget, spec.jobs.size()});
+  policy_gate gate(*policy, pool, spec.jobs.size(), origin);
+  detail::training_context context{backend, pool, gate, monitor};
+
+  // Arrivals in time order; equal times keep the file's order (exclusive's FIFO relies on it).
+  std::vector<std::size_t> order(spec.jobs.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return spec.jobs[a].arrival_s < spec.jobs[b].arrival_s;
+  });
+
+  std::vector<job_progress> progress(spec.jobs.size());
+  std::vector<job_result> results(spec.jobs.size());
+  std::vector<std::thread> threads;
+  {
+    progress_printer printer(options, spec.jobs, progress, monitor, gate);
+    try {
+      for (const auto index : order) {
+        const auto& job = spec.jobs[index];
+        std::this_thread::sleep_until(gate.to_time_point(job.arrival_s));
+        const auto id = pool.add_job(job.name);
+        monitor.name_job(id, job.name);
+        progress[index].job = id;
+        const double arrival_s = gate.now();
+        gate.arrive({id, job.name, arrival_s, job.priority, job.iterations});
+        threads.emplace_back([&, index, id, arrival_s] {
+          results[index] = detail::train(spec.jobs[index], model_options[index], id, arrival_s,
+                                         context, progress[index]);
+        });
+      }
+    } catch (...) {
+      gate.close("the session could not start every job");
+      for (auto& thread : threads) thread.join();
+      throw;
+    }
+    for (auto& thread : threads) thread.join();
+  }
+  pool.set_trace_sink(nullptr);
+
+  run_result run;
+  run.workload = spec.source;
+  run.policy = policy->name();
+  run.device = backend.describe();
+  run.capacity_bytes = pool.stats().capacity;
+  run.budget_bytes = budget;
+  const auto stats = pool.stats();
+  run.peak_live_bytes = stats.peak_live_bytes;
+  run.peak_reserved_bytes = stats.peak_reserved_bytes;
+  double samples = 0;
+  for (const auto& job : results) {
+    run.makespan_s = std::max(run.makespan_s, job.end_s);
+    samples += static_cast<double>(job.iterations * job.batch_size);
+  }
+  if (run.makespan_s > 0) run.aggregate_samples_per_s = samples / run.makespan_s;
+  run.jobs = std::move(results);
+  return run;
+}
+
+}  // namespace tandem::runtime

@@ -1,0 +1,184 @@
+#include "training_job.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "tandem/models/optimizer.hpp"
+#include "tandem/models/zoo.hpp"
+#include "tandem/torch/intra_op_threads.hpp"
+#include "tandem/torch/job_binding.hpp"
+
+namespace tandem::runtime::detail {
+
+namespace {
+
+using memory::alloc_kind;
+using phase = job_progress::phase;
+
+// first_loss and last_loss average this many iterations, so one noisy batch does not decide
+// whether a job learned.
+constexpr std::size_t loss_window = 5;
+
+/// The model, its optimizer and the state of the iteration loop. Destroying it frees every
+/// tensor the job made, which must happen before the pool forgets the job.
+class trainer {
+ public:
+  trainer(const job_spec& spec, const models::model_options& options)
+      : spec_(spec),
+        model_(models::make_model(spec.model, options)),
+        optimizer_(
+            models::make_optimizer(spec.optimizer, model_->parameters(), spec.learning_rate)),
+        batch_seed_(options.seed * 1'000'003u) {
+    TANDEM_EXPECTS(spec.batch_size >= model_->min_batch_size(), config_error,
+                   "job '" + spec.name + "': model '" + spec.model +
+                       "' needs batch_size >= " + std::to_string(model_->min_batch_size()) +
+                       " to train (batch norm), not " + std::to_string(spec.batch_size));
+    model_->module().train();
+  }
+
+  /// One training step; returns the loss. Gradients are dropped after the step (set to none,
+  /// as PyTorch 2 does by default), so they are per-iteration memory like the feature maps.
+  double step(std::int64_t iteration) {
+    torch::Tensor loss;
+    {
+      torch_support::kind_scope forward(alloc_kind::feature_map);
+      const auto batch =
+          model_->make_batch(spec_.batch_size, batch_seed_ + static_cast<std::uint64_t>(iteration));
+      loss = model_->loss(model_->forward(batch.input), batch.target);
+    }
+    {
+      torch_support::kind_scope backward(alloc_kind::gradient);
+      loss.backward();
+    }
+    {
+      // The optimizer makes its state (momentum, Adam's moments) on the first step: that
+      // state lives as long as the job.
+      torch_support::kind_scope update(iteration == 0 ? alloc_kind::persistent
+                                                      : alloc_kind::temporary);
+      optimizer_->step();
+    }
+    for (auto& parameter : model_->parameters()) parameter.mutable_grad() = torch::Tensor();
+    return loss.item<double>();
+  }
+
+ private:
+  const job_spec& spec_;
+  std::unique_ptr<models::model> model_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::uint64_t batch_seed_;
+};
+
+double mean(const std::vector<iteration_record>& log, std::size_t from, std::size_t to) {
+  double sum = 0;
+  for (std::size_t i = from; i < to; ++i) sum += log[i].loss;
+  return sum / static_cast<double>(to - from);
+}
+
+void summarize(job_result& result, const job_spec& spec) {
+  const auto& log = result.iteration_log;
+  result.iterations = static_cast<std::int64_t>(log.size());
+  const double span = result.end_s - result.first_start_s;
+  if (!log.empty() && span > 0) {
+    result.iterations_per_s = static_cast<double>(result.iterations) / span;
+    result.samples_per_s = result.iterations_per_s * static_cast<double>(spec.batch_size);
+  }
+  if (!log.empty()) {
+    const auto window = std::min(loss_window, log.size());
+    result.first_loss = mean(log, 0, window);
+    result.last_loss = mean(log, log.size() - window, log.size());
+  }
+}
+
+bool finished(const job_spec& spec, const job_result& result, double now_s) {
+  if (spec.iterations)
+    return static_cast<std::int64_t>(result.iteration_log.size()) >= *spec.iterations;
+  return now_s - result.first_start_s >= spec.duration_s.value_or(0);
+}
+
+}  // namespace
+
+job_result train(const job_spec& spec, const models::model_options& model_options,
+                 memory::job_id id, double arrival_s, training_context& context,
+                 job_progress& progress) noexcept {
+  job_result result;
+  result.name = spec.name;
+  result.model = spec.model;
+  result.batch_size = spec.batch_size;
+  result.threads = spec.threads;
+  result.arrival_s = arrival_s;
+  auto& gate = context.gate;
+  std::unique_ptr<device::stream> stream;
+  try {
+    stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
+    torch_support::set_intra_op_threads(static_cast<int>(spec.threads));
+    torch_support::job_binding binding(context.pool, id, *stream);
+    std::unique_ptr<trainer> job;
+    try {
+      for (;;) {
+        progress.now = phase::waiting;
+        result.wait_s += gate.wait_for_start(id);
+        double start_s = gate.now();
+        if (!job) {
+          // Built inside the first grant, so that a policy that runs one job at a time does
+          // not hold a waiting job's weights in memory.
+          progress.now = phase::setup;
+          torch_support::kind_scope persistent(alloc_kind::persistent);
+          job = std::make_unique<trainer>(spec, model_options);
+          result.setup_s = gate.now() - start_s;
+          start_s = gate.now();
+          result.first_start_s = start_s;
+        }
+        progress.now = phase::training;
+        context.monitor.restart_peak_window(id);
+        const double loss = job->step(static_cast<std::int64_t>(result.iteration_log.size()));
+        context.pool.poll(id);
+        schedule::iteration_report report{start_s, gate.now(),
+                                          context.monitor.restart_peak_window(id)};
+        result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
+        progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
+        gate.finish_iteration(id, report);
+        if (finished(spec, result, report.end_s)) break;
+      }
+    } catch (...) {
+      job.reset();  // frees the job's tensors while the pool still knows the job
+      throw;
+    }
+    const auto stats = context.pool.stats(id);
+    result.persistent_bytes = stats.by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
+    job.reset();
+    result.status = job_status::completed;
+  } catch (const c10::Error& e) {
+    result.status = job_status::failed;
+    result.error = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    result.status = job_status::failed;
+    result.error = e.what();
+  } catch (...) {
+    result.status = job_status::failed;
+    result.error = "unknown exception";
+  }
+  try {
+    const auto stats = context.pool.stats(id);
+    result.peak_live_bytes = stats.peak_live_bytes;
+    result.peak_reserved_bytes = stats.peak_reserved_bytes;
+    // The pool counts refusals: this tells an OOM apart even when libtorch rethrew it as its
+    // own error type.
+    result.out_of_memory = result.status == job_status::failed && stats.out_of_memory > 0;
+    context.pool.remove_job(id);
+  } catch (const std::exception& e) {
+    if (result.error.empty()) result.error = std::string("releasing the job's memory: ") + e.what();
+    result.status = job_status::failed;
+  }
+  stream.reset();
+  result.end_s = gate.now();
+  try {
+    gate.depart(id);
+  } catch (const std::exception& e) {  // the policy threw; the others must still hear of it
+    gate.close(std::string("policy failed on a departure: ") + e.what());
+  }
+  progress.now = result.status == job_status::completed ? phase::completed : phase::failed;
+  summarize(result, spec);
+  return result;
+}
+
+}  // namespace tandem::runtime::detail

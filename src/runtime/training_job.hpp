@@ -1,0 +1,39 @@
+#pragma once
+// One job of a session: the body of its thread (session.cpp starts it at the job's arrival).
+
+#include <atomic>
+#include <cstdint>
+
+#include "tandem/device/backend.hpp"
+#include "tandem/memory/device_pool.hpp"
+#include "tandem/models/model.hpp"
+#include "tandem/runtime/memory_monitor.hpp"
+#include "tandem/runtime/policy_gate.hpp"
+#include "tandem/runtime/results.hpp"
+#include "tandem/runtime/workload.hpp"
+
+namespace tandem::runtime::detail {
+
+/// What the progress printer reads while the job runs.
+struct job_progress {
+  enum class phase : int { pending, waiting, setup, training, completed, failed };
+  std::atomic<phase> now{phase::pending};
+  std::atomic<std::int64_t> iterations{0};
+  std::atomic<std::int64_t> job{-1};  ///< the pool's id once arrived
+};
+
+struct training_context {
+  device::backend& backend;
+  memory::device_pool& pool;
+  policy_gate& gate;
+  memory_monitor& monitor;
+};
+
+/// Trains `spec` as pool job `id` (registered with the pool and arrived at the gate) until it
+/// completes or fails, then releases its memory and departs. Never throws: failures are in the
+/// result.
+[[nodiscard]] job_result train(const job_spec& spec, const models::model_options& model_options,
+                               memory::job_id id, double arrival_s, training_context& context,
+                               job_progress& progress) noexcept;
+
+}  // namespace tandem::runtime::detail

@@ -1,0 +1,236 @@
+// The policy gate drives real threads through the policy interface: these tests run baseline
+// policies with threads standing in for jobs (no libtorch), and check the gate's own duties.
+
+#include "tandem/runtime/policy_gate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tandem/common/units.hpp"
+#include "tandem/device/cpu_backend.hpp"
+#include "tandem/schedule/baselines.hpp"
+
+namespace tandem::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+using schedule::decision;
+using schedule::job_info;
+
+class PolicyGate : public ::testing::Test {
+ protected:
+  memory::pool_options small_pool() {
+    memory::pool_options options;
+    options.capacity = 64 * MiB;
+    options.region_size = 2 * MiB;
+    return options;
+  }
+  device::cpu_backend backend_;
+  memory::device_pool pool_{backend_, small_pool()};
+};
+
+/// Runs `iterations` iterations of each job on its own thread through the gate; records the
+/// (job, start, end) of every iteration.
+struct iteration_span {
+  memory::job_id job;
+  double start;
+  double end;
+};
+
+std::vector<iteration_span> run_jobs(policy_gate& gate, const std::vector<memory::job_id>& jobs,
+                                     int iterations) {
+  std::mutex mutex;
+  std::vector<iteration_span> spans;
+  std::vector<std::thread> threads;
+  for (const auto job : jobs)
+    gate.arrive({job, "job" + std::to_string(job), gate.now(), 0, iterations});
+  for (const auto job : jobs) {
+    threads.emplace_back([&, job] {
+      for (int i = 0; i < iterations; ++i) {
+        gate.wait_for_start(job);
+        const double start = gate.now();
+        std::this_thread::sleep_for(5ms);
+        const double end = gate.now();
+        {
+          std::lock_guard lock(mutex);
+          spans.push_back({job, start, end});
+        }
+        gate.finish_iteration(job, {start, end, 0});
+      }
+      gate.depart(job);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return spans;
+}
+
+TEST_F(PolicyGate, TemporalNeverRunsTwoIterationsAtOnceAndTakesTurns) {
+  schedule::temporal_policy policy;
+  policy_gate gate(policy, pool_, 3);
+  const std::vector<memory::job_id> jobs{pool_.add_job("a"), pool_.add_job("b"),
+                                         pool_.add_job("c")};
+  auto spans = run_jobs(gate, jobs, 6);
+  ASSERT_EQ(spans.size(), 18u);
+  std::sort(spans.begin(), spans.end(), [](auto& x, auto& y) { return x.start < y.start; });
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    EXPECT_LE(spans[i - 1].end, spans[i].start)
+        << "iterations " << i - 1 << " and " << i << " overlap";
+  }
+  // Round-robin: once all three are asking, no job runs twice in a row.
+  for (std::size_t i = 3; i < spans.size(); ++i) EXPECT_NE(spans[i - 1].job, spans[i].job);
+}
+
+TEST_F(PolicyGate, ExclusiveRunsJobsOneAfterAnotherInArrivalOrder) {
+  schedule::exclusive_policy policy;
+  policy_gate gate(policy, pool_, 3);
+  const std::vector<memory::job_id> jobs{pool_.add_job("a"), pool_.add_job("b"),
+                                         pool_.add_job("c")};
+  auto spans = run_jobs(gate, jobs, 4);
+  std::sort(spans.begin(), spans.end(), [](auto& x, auto& y) { return x.start < y.start; });
+  ASSERT_EQ(spans.size(), 12u);
+  for (std::size_t i = 0; i < spans.size(); ++i) EXPECT_EQ(spans[i].job, jobs[i / 4]) << i;
+}
+
+TEST_F(PolicyGate, SpatialLetsJobsOverlap) {
+  schedule::spatial_policy policy;
+  policy_gate gate(policy, pool_, 2);
+  const std::vector<memory::job_id> jobs{pool_.add_job("a"), pool_.add_job("b")};
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  std::vector<std::thread> threads;
+  for (const auto job : jobs) gate.arrive({job, "j", 0, 0, 1});
+  for (const auto job : jobs) {
+    threads.emplace_back([&, job] {
+      gate.wait_for_start(job);
+      const int now_inside = ++inside;
+      int seen = most.load();
+      while (seen < now_inside && !most.compare_exchange_weak(seen, now_inside)) {
+      }
+      // Stay until the other is inside too (bounded, so a failure cannot hang).
+      for (int i = 0; i < 2000 && most.load() < 2; ++i) std::this_thread::sleep_for(1ms);
+      --inside;
+      gate.finish_iteration(job, {0, 0, 0});
+      gate.depart(job);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(most.load(), 2);
+}
+
+TEST_F(PolicyGate, StaticPartitionsReachThePoolAsJobLimits) {
+  schedule::static_partition_policy policy(32 * MiB, 2);
+  policy_gate gate(policy, pool_, 2);
+  const auto a = pool_.add_job("a");
+  gate.arrive({a, "a", 0, 0, 1});
+  auto stream = backend_.create_stream("a", device::stream_kind::compute);
+  void* inside = pool_.allocate(a, *stream, 10 * MiB);
+  EXPECT_THROW(static_cast<void>(pool_.allocate(a, *stream, 10 * MiB)),
+               memory::out_of_memory_error);
+  pool_.deallocate(a, inside);
+  pool_.detach_stream(a, *stream);
+  gate.depart(a);
+}
+
+/// A policy that never lets anyone start: the gate must fail the jobs, not hang.
+class stuck_policy final : public schedule::policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "stuck"; }
+  decision may_start(memory::job_id, double) override { return decision::wait_for_event(); }
+};
+
+TEST_F(PolicyGate, APolicyThatParksEveryJobFailsThemWithAClearError) {
+  stuck_policy policy;
+  policy_gate gate(policy, pool_, 2);
+  const auto a = pool_.add_job("a");
+  const auto b = pool_.add_job("b");
+  gate.arrive({a, "a", 0, 0, 1});
+  gate.arrive({b, "b", 0, 0, 1});
+  std::vector<std::string> errors(2);
+  std::thread first([&] {
+    try {
+      gate.wait_for_start(a);
+    } catch (const gate_closed& e) {
+      errors[0] = e.what();
+    }
+  });
+  std::thread second([&] {
+    try {
+      gate.wait_for_start(b);
+    } catch (const gate_closed& e) {
+      errors[1] = e.what();
+    }
+  });
+  first.join();
+  second.join();
+  for (const auto& error : errors) {
+    EXPECT_NE(error.find("policy 'stuck' left every job (a, b) waiting"), std::string::npos)
+        << error;
+  }
+}
+
+/// Lets a job start only at or after a time: the gate must wake it then, with no event.
+class not_before_policy final : public schedule::policy {
+ public:
+  explicit not_before_policy(double at) : at_(at) {}
+  [[nodiscard]] std::string_view name() const override { return "not-before"; }
+  decision may_start(memory::job_id, double now) override {
+    return now >= at_ ? decision::start() : decision::wait_until(at_);
+  }
+
+ private:
+  double at_;
+};
+
+TEST_F(PolicyGate, AWaitUntilVerdictWakesTheJobAtThatTime) {
+  not_before_policy policy(0.05);
+  policy_gate gate(policy, pool_, 1);
+  const auto a = pool_.add_job("a");
+  gate.arrive({a, "a", 0, 0, 1});
+  const double waited = gate.wait_for_start(a);
+  EXPECT_GE(gate.now(), 0.05);
+  EXPECT_GT(waited, 0.0);
+  gate.depart(a);
+}
+
+TEST_F(PolicyGate, ClosingWakesWaitersAndRefusesLaterStarts) {
+  schedule::exclusive_policy policy;
+  policy_gate gate(policy, pool_, 3);  // a third job never arrives: not a stall
+  const auto a = pool_.add_job("a");
+  const auto b = pool_.add_job("b");
+  gate.arrive({a, "a", 0, 0, 1});
+  gate.arrive({b, "b", 0, 0, 1});
+  gate.wait_for_start(a);  // a owns the device; b waits
+  std::string error;
+  std::thread waiter([&] {
+    try {
+      gate.wait_for_start(b);
+    } catch (const gate_closed& e) {
+      error = e.what();
+    }
+  });
+  std::this_thread::sleep_for(20ms);
+  gate.close("cancelled by the test");
+  waiter.join();
+  EXPECT_EQ(error, "cancelled by the test");
+  EXPECT_THROW(gate.wait_for_start(a), gate_closed);
+}
+
+TEST_F(PolicyGate, MisuseIsAUsageError) {
+  schedule::spatial_policy policy;
+  policy_gate gate(policy, pool_, 1);
+  const auto x = pool_.add_job("x");
+  EXPECT_THROW(gate.wait_for_start(x), usage_error);  // not arrived yet
+  gate.arrive({x, "x", 0, 0, 1});
+  EXPECT_THROW(gate.arrive({x, "x", 0, 0, 1}), usage_error);
+  gate.depart(x);
+  gate.depart(x);  // idempotent
+}
+
+}  // namespace
+}  // namespace tandem::runtime

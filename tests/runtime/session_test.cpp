@@ -1,0 +1,232 @@
+// End-to-end runs of real libtorch training under every policy (small MLPs, so each run takes
+// about a second): the results, the memory timeline and the failures are what a user sees.
+
+#include "tandem/runtime/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/runtime/memory_monitor.hpp"
+
+namespace tandem::runtime {
+namespace {
+
+std::string device_table(const std::string& budget, const std::string& extra = "") {
+  return "[device]\nkind = \"cpu\"\ncapacity = \"1GiB\"\nbudget = \"" + budget +
+         "\"\nregion_size = \"2MiB\"\n" + extra + "\n";
+}
+
+std::string mlp_job(const std::string& name, int hidden, int iterations,
+                    const std::string& extra = "") {
+  return "[[job]]\nname = \"" + name +
+         "\"\nmodel = \"mlp\"\nbatch_size = 16\noptimizer = \"sgd\"\nlearning_rate = 0.05\n"
+         "iterations = " +
+         std::to_string(iterations) + "\n" + extra +
+         "[job.model_options]\nhidden = " + std::to_string(hidden) + "\nimage_side = 16\n\n";
+}
+
+workload parse(const std::string& text) {
+  return parse_workload(text, "test.toml", training_vocabulary());
+}
+
+const job_result& job_named(const run_result& run, const std::string& name) {
+  const auto found = std::find_if(run.jobs.begin(), run.jobs.end(),
+                                  [&](const job_result& job) { return job.name == name; });
+  if (found == run.jobs.end()) throw std::runtime_error("no job " + name);
+  return *found;
+}
+
+/// The highest sum over jobs of the regions they held, replayed from a timeline CSV.
+std::size_t peak_reserved_in_timeline(const std::string& csv, std::size_t* rows) {
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, memory_monitor::csv_header);
+  std::map<std::string, std::size_t> reserved;
+  std::size_t peak = 0;
+  *rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> fields;
+    std::stringstream row(line);
+    for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+    EXPECT_EQ(fields.size(), 10u) << line;
+    if (fields.size() != 10) continue;
+    reserved[fields[1]] = std::stoull(fields[9]);
+    std::size_t total = 0;
+    for (const auto& [job, bytes] : reserved) total += bytes;
+    peak = std::max(peak, total);
+    ++*rows;
+  }
+  return peak;
+}
+
+class EveryPolicy : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryPolicy, TwoJobsTrainTheirLossesFallAndTheTimelineStaysWithinTheBudget) {
+  const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"" + GetParam() + "\"\n" +
+                          mlp_job("a", 64, 40) + mlp_job("b", 96, 40));
+  std::ostringstream timeline;
+  run_options options;
+  options.timeline = &timeline;
+  const auto run = run_workload(spec, options);
+
+  EXPECT_EQ(run.policy, GetParam());
+  ASSERT_EQ(run.jobs.size(), 2u);
+  for (const auto& job : run.jobs) {
+    ASSERT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
+    EXPECT_EQ(job.iterations, 40);
+    ASSERT_TRUE(job.first_loss && job.last_loss);
+    EXPECT_LT(*job.last_loss, 0.7 * *job.first_loss) << job.name << " did not learn";
+    EXPECT_GT(job.peak_live_bytes, job.persistent_bytes);
+    EXPECT_GT(job.samples_per_s, 0.0);
+  }
+  std::size_t rows = 0;
+  const auto peak = peak_reserved_in_timeline(timeline.str(), &rows);
+  EXPECT_GT(rows, 100u);
+  EXPECT_GT(peak, 0u);
+  EXPECT_LE(peak, run.budget_bytes);
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Session, EveryPolicy,
+                         ::testing::Values("exclusive", "temporal", "spatial", "static"));
+
+TEST(Session, TemporalNeverRunsTwoIterationsAtOnce) {
+  const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"temporal\"\n" +
+                          mlp_job("a", 64, 25) + mlp_job("b", 64, 25) + mlp_job("c", 64, 25));
+  const auto run = run_workload(spec);
+  std::vector<std::pair<iteration_record, std::string>> all;
+  for (const auto& job : run.jobs) {
+    ASSERT_EQ(job.status, job_status::completed) << job.error;
+    for (const auto& it : job.iteration_log) all.emplace_back(it, job.name);
+  }
+  std::sort(all.begin(), all.end(),
+            [](const auto& x, const auto& y) { return x.first.start_s < y.first.start_s; });
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    EXPECT_LE(all[i - 1].first.end_s, all[i].first.start_s)
+        << all[i - 1].second << " and " << all[i].second << " overlap";
+  }
+}
+
+TEST(Session, ExclusiveRunsJobsToCompletionInArrivalOrder) {
+  // Listed out of arrival order: the arrival time decides, the file's order does not.
+  const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"exclusive\"\n" +
+                          mlp_job("third", 64, 10, "arrival = 0.2\n") + mlp_job("first", 64, 10) +
+                          mlp_job("second", 64, 10, "arrival = 0.1\n"));
+  const auto run = run_workload(spec);
+  const auto& first = job_named(run, "first");
+  const auto& second = job_named(run, "second");
+  const auto& third = job_named(run, "third");
+  for (const auto* job : {&first, &second, &third}) {
+    ASSERT_EQ(job->status, job_status::completed) << job->error;
+  }
+  EXPECT_LE(first.iteration_log.back().end_s, second.iteration_log.front().start_s);
+  EXPECT_LE(second.iteration_log.back().end_s, third.iteration_log.front().start_s);
+  EXPECT_GT(second.wait_s, 0.0);
+}
+
+// A job of ~120 MiB of weights (SGD momentum doubles them) beside one of ~1 MiB.
+std::string big_and_small(const std::string& policy, const std::string& budget) {
+  return device_table(budget) + "[policy]\nname = \"" + policy + "\"\n" + mlp_job("big", 4096, 5) +
+         mlp_job("small", 64, 20);
+}
+
+TEST(Session, SpatialWithTooSmallABudgetFailsTheJobThatDoesNotFitAndTheOtherFinishes) {
+  const auto run = run_workload(parse(big_and_small("spatial", "64MiB")));
+  const auto& big = job_named(run, "big");
+  const auto& small = job_named(run, "small");
+  EXPECT_EQ(big.status, job_status::failed);
+  EXPECT_TRUE(big.out_of_memory) << big.error;
+  EXPECT_NE(big.error.find("big"), std::string::npos) << big.error;
+  EXPECT_EQ(small.status, job_status::completed) << small.error;
+  EXPECT_EQ(small.iterations, 20);
+  EXPECT_EQ(run.failed_jobs(), 1u);
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+}
+
+TEST(Session, StaticPartitionsFailAJobThatWouldFitTheSharedPool) {
+  // 400 MiB shared: both fit. Split in two fixed halves: big outgrows its 200 MiB.
+  const auto shared = run_workload(parse(big_and_small("spatial", "400MiB")));
+  EXPECT_EQ(shared.failed_jobs(), 0u) << job_named(shared, "big").error;
+
+  const auto split = run_workload(parse(big_and_small("static", "400MiB")));
+  const auto& big = job_named(split, "big");
+  EXPECT_EQ(big.status, job_status::failed);
+  EXPECT_TRUE(big.out_of_memory) << big.error;
+  EXPECT_EQ(job_named(split, "small").status, job_status::completed);
+  EXPECT_LE(big.peak_reserved_bytes, 200 * MiB);
+}
+
+TEST(Session, AJobWhoseModelCannotBeBuiltFailsAloneAndReleasesItsMemory) {
+  // 96 hidden units cannot be split among 5 heads: only building the layers finds out.
+  const auto spec =
+      parse(device_table("256MiB") + "[policy]\nname = \"spatial\"\n" + mlp_job("ok", 64, 10) +
+            "[[job]]\nname = \"bert\"\nmodel = \"bert_mini\"\nbatch_size = 4\niterations = 3\n"
+            "[job.model_options]\nhidden = 96\nheads = 5\n");
+  const auto run = run_workload(spec);
+  const auto& bert = job_named(run, "bert");
+  EXPECT_EQ(bert.status, job_status::failed);
+  EXPECT_FALSE(bert.out_of_memory);
+  EXPECT_NE(bert.error.find("heads must divide hidden"), std::string::npos) << bert.error;
+  EXPECT_EQ(job_named(run, "ok").status, job_status::completed);
+}
+
+TEST(Session, ADurationBoundJobTrainsForItsDuration) {
+  const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"spatial\"\n" +
+                          "[[job]]\nname = \"timed\"\nmodel = \"mlp\"\nbatch_size = 8\n"
+                          "duration = \"300ms\"\n");
+  const auto run = run_workload(spec);
+  const auto& job = run.jobs.front();
+  ASSERT_EQ(job.status, job_status::completed) << job.error;
+  EXPECT_GE(job.end_s - job.first_start_s, 0.3);
+  EXPECT_GE(job.iterations, 1);
+}
+
+TEST(Session, BadWorkloadsAreRefusedBeforeAnythingRuns) {
+  const auto base = device_table("256MiB") + "[policy]\nname = \"spatial\"\n";
+  const auto expect_error = [](const std::string& text, const run_options& options,
+                               const std::string& expected) {
+    try {
+      static_cast<void>(run_workload(parse(text), options));
+      ADD_FAILURE() << "no error; expected " << expected;
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  expect_error(base + mlp_job("a", 64, 1) + "hiden = 3\n", {},
+               "test.toml:20: model 'mlp' has no option 'hiden'; did you mean 'hidden'?");
+  expect_error(base + mlp_job("a", 64, 1) + "heads = 2\n", {}, "model 'mlp' has no option 'heads'");
+  expect_error(base + mlp_job("a", 64, 1) + "seed = \"x\"\n", {},
+               "model option seed must be a whole number, not the string \"x\"");
+  expect_error(base + mlp_job("a", 0, 1), {}, "model_options.hidden must be at least 1");
+  expect_error(base +
+                   "[[job]]\nname = \"r\"\nmodel = \"resnet20\"\nbatch_size = 2\niterations = 1\n"
+                   "[job.model_options]\ndepth = 56\n",
+               {}, "resnet20 has depth 20 but model_options.depth is 56");
+  expect_error(
+      device_table("256MiB") + "[policy]\nname = \"temporal\"\nquantum = 3\n" + mlp_job("a", 64, 1),
+      {}, "test.toml:9: policy 'temporal' has no option 'quantum'; it takes none");
+  expect_error(device_table("256MiB").replace(17, 3, "cuda") + "[policy]\nname = \"spatial\"\n" +
+                   mlp_job("a", 64, 1),
+               {}, "test.toml:1: device kind \"cuda\"");
+  run_options too_big;
+  too_big.budget = 2 * GiB;
+  expect_error(base + mlp_job("a", 64, 1), too_big, "--budget 2.00 GiB must be above 0");
+  run_options unknown_policy;
+  unknown_policy.policy = "temporl";
+  expect_error(base + mlp_job("a", 64, 1), unknown_policy, "did you mean 'temporal'?");
+}
+
+TEST(Session, AnExampleWorkloadParsesAndValidates) {
+  const auto spec =
+      load_workload(std::string(TANDEM_EXAMPLES_DIR) + "/two_jobs.toml", training_vocabulary());
+  EXPECT_NO_THROW(validate_workload(spec, {}));
+}
+
+}  // namespace
+}  // namespace tandem::runtime
