@@ -19,8 +19,26 @@ generator=()
 if [[ ! -f "$dir/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
   generator=(-G Ninja)
 fi
-cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WITH_CUDA=ON
+# A CUDA build of libtorch (python's torch, when it has CUDA) also brings the pool as libtorch's
+# CUDA allocator and its tests; a CPU-only libtorch (Debian's) leaves them out.
+torch_args=()
+torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path if torch.version.cuda else "")' \
+  2>/dev/null || true)
+if [[ -n "$torch_prefix" ]]; then
+  echo "gpu-check: building against the CUDA libtorch of python's torch ($torch_prefix)"
+  torch_args=(-DTANDEM_WITH_TORCH=ON -DCMAKE_PREFIX_PATH="$torch_prefix" -DTorch_DIR="$torch_prefix/Torch")
+  if [[ $(python3 -c 'import torch; print(int(torch.compiled_with_cxx11_abi()))') == 0 ]]; then
+    echo "gpu-check: this torch uses the old libstdc++ ABI (_GLIBCXX_USE_CXX11_ABI=0); linking tandem against it may fail" >&2
+  fi
+else
+  echo "gpu-check: python has no CUDA build of torch; the libtorch CUDA allocator tests are not built" >&2
+fi
+cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WITH_CUDA=ON "${torch_args[@]}"
 cmake --build "$dir" -j "$(nproc)"
+if [[ -n "$torch_prefix" && ! -x "$dir/tests/torch/tandem_cuda_allocator_test" ]]; then
+  echo "gpu-check: a CUDA libtorch was found but the CUDA allocator test was not built; see the 'libtorch CUDA allocator' line of the cmake output" >&2
+  exit 1
+fi
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -274,6 +274,8 @@ class cuda_stream final : public stream {
     static_cast<void>(call.release());  // host_call::run deletes it
   }
 
+  [[nodiscard]] cudaStream_t handle() const { return handle_; }
+
  private:
   std::shared_ptr<detail::cuda_backend_state> owner_;
   std::shared_ptr<host_errors> errors_ = std::make_shared<host_errors>();
@@ -383,6 +385,15 @@ std::unique_ptr<host_buffer> cuda_backend::allocate_host(std::size_t bytes) {
     log_failure(cudaFreeHost(data), "cudaFreeHost");
     throw;
   }
+}
+
+void* native_handle(const stream& s) {
+  const auto* cuda = dynamic_cast<const cuda_stream*>(&s);
+  TANDEM_EXPECTS(cuda != nullptr, usage_error,
+                 "native_handle: stream '" + s.name() +
+                     "' was not made by a cuda_backend, so it has no cudaStream_t; make the "
+                     "job's streams with the cuda_backend its pool lives on");
+  return cuda->handle();
 }
 
 }  // namespace tandem::device

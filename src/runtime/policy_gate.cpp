@@ -30,13 +30,22 @@ void policy_gate::arrive(const schedule::job_info& job) {
   notify_locked();
 }
 
-void policy_gate::depart(memory::job_id job) {
+void policy_gate::depart(memory::job_id job, const std::function<void()>& release) {
   std::lock_guard lock(mutex_);
   if (present_.erase(job) == 0) return;  // already gone: departing is idempotent
   waiting_for_event_.erase(job);
+  std::exception_ptr release_failure;
+  if (release) {
+    try {
+      release();
+    } catch (...) {
+      release_failure = std::current_exception();
+    }
+  }
   policy_.on_departure(job, now());
   apply_limits_locked();
   notify_locked();
+  if (release_failure) std::rethrow_exception(release_failure);
 }
 
 void policy_gate::change_budget(std::size_t bytes) {

@@ -110,6 +110,10 @@ job_result train(const job_spec& spec, const models::model_options& model_option
   std::unique_ptr<device::stream> stream;
   try {
     stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
+    // Denormal floats slow CPU kernels by orders of magnitude when a model's values drift
+    // towards zero, which would turn a policy comparison into a numerics lottery. The setting
+    // is per thread; OpenMP workers, created later from this thread, inherit it.
+    at::globalContext().setFlushDenormal(true);
     torch_support::set_intra_op_threads(static_cast<int>(spec.threads));
     torch_support::job_binding binding(context.pool, id, *stream);
     std::unique_ptr<trainer> job;
@@ -157,7 +161,9 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     result.status = job_status::failed;
     result.error = "unknown exception";
   }
-  try {
+  // Memory released and departure reported as one step of the gate: no other job's gate call
+  // sees this job gone from the pool but still present to the policy.
+  const auto release = [&] {
     const auto stats = context.pool.stats(id);
     result.peak_live_bytes = stats.peak_live_bytes;
     result.peak_reserved_bytes = stats.peak_reserved_bytes;
@@ -165,17 +171,16 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     // own error type.
     result.out_of_memory = result.status == job_status::failed && stats.out_of_memory > 0;
     context.pool.remove_job(id);
-  } catch (const std::exception& e) {
-    if (result.error.empty()) result.error = std::string("releasing the job's memory: ") + e.what();
-    result.status = job_status::failed;
-  }
-  stream.reset();
-  result.end_s = gate.now();
+    stream.reset();  // only now: the pool may use a job's stream until it forgets the job
+  };
   try {
-    gate.depart(id);
-  } catch (const std::exception& e) {  // the policy threw; the others must still hear of it
-    gate.close(std::string("policy failed on a departure: ") + e.what());
+    gate.depart(id, release);
+  } catch (const std::exception& e) {
+    if (result.error.empty()) result.error = std::string("leaving: ") + e.what();
+    result.status = job_status::failed;
+    gate.close(std::string("a job could not leave cleanly: ") + e.what());
   }
+  result.end_s = gate.now();
   progress.now = result.status == job_status::completed ? phase::completed : phase::failed;
   summarize(result, spec);
   return result;

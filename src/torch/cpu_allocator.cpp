@@ -66,6 +66,9 @@ void install_cpu_allocator(memory::device_pool& pool) {
   std::lock_guard lock(install_mutex);
   TANDEM_EXPECTS(installed.load() == nullptr, usage_error,
                  "a pool is already installed as libtorch's CPU allocator; uninstall it first");
+  TANDEM_EXPECTS(pool.backend().kind() == device::backend_kind::cpu, usage_error,
+                 "only a pool on the CPU backend can be libtorch's CPU allocator (CPU tensors "
+                 "must live in host memory); for a CUDA pool use install_cuda_allocator");
   if (previous == nullptr) previous = c10::GetAllocator(c10::DeviceType::CPU);
   installed.store(&pool, std::memory_order_release);
   c10::SetAllocator(c10::DeviceType::CPU, &the_allocator, priority);

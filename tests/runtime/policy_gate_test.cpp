@@ -232,5 +232,31 @@ TEST_F(PolicyGate, MisuseIsAUsageError) {
   gate.depart(x);  // idempotent
 }
 
+TEST_F(PolicyGate, AJobReleasedWhileDepartingIsNeverSeenHalfGone) {
+  // Static applies limits to every present job on each departure: a job removed from the pool
+  // but still present would make that fail.
+  schedule::static_partition_policy policy(32 * MiB, 2);
+  policy_gate gate(policy, pool_, 2);
+  const auto a = pool_.add_job("a");
+  const auto b = pool_.add_job("b");
+  gate.arrive({a, "a", 0, 0, 1});
+  gate.arrive({b, "b", 0, 0, 1});
+  gate.depart(a, [&] { pool_.remove_job(a); });
+  gate.depart(b, [&] { pool_.remove_job(b); });
+  EXPECT_EQ(pool_.stats().jobs, 0u);
+}
+
+TEST_F(PolicyGate, AFailedReleaseStillDepartsAndIsRethrown) {
+  schedule::exclusive_policy policy;
+  policy_gate gate(policy, pool_, 2);
+  const auto a = pool_.add_job("a");
+  const auto b = pool_.add_job("b");
+  gate.arrive({a, "a", 0, 0, 1});
+  gate.arrive({b, "b", 0, 0, 1});
+  EXPECT_THROW(gate.depart(a, [] { throw device_error("stream lost"); }), device_error);
+  EXPECT_GE(gate.wait_for_start(b), 0.0);  // a is gone for the policy: b owns the device
+  gate.depart(b);
+}
+
 }  // namespace
 }  // namespace tandem::runtime

@@ -48,4 +48,10 @@ class cuda_backend final : public backend {
   std::shared_ptr<detail::cuda_backend_state> state_;  // shared with streams, which may outlive us
 };
 
+/// The cudaStream_t of a stream made by a cuda_backend, as void* so that this header needs no
+/// CUDA include; libtorch integration wraps it (c10::cuda::getStreamFromExternal) to run a job's
+/// kernels on the job's stream. The stream keeps ownership: the handle dies with it. Throws
+/// usage_error for a stream of another backend.
+[[nodiscard]] void* native_handle(const stream& s);
+
 }  // namespace tandem::device

@@ -14,6 +14,8 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -43,7 +45,10 @@ class policy_gate {
   [[nodiscard]] std::chrono::steady_clock::time_point to_time_point(double seconds) const;
 
   void arrive(const schedule::job_info& job);
-  void depart(memory::job_id job);
+  /// The job leaves. `release` (e.g. the pool's remove_job) runs inside the same step, before
+  /// the policy hears of it, so no other call sees a job that is half gone; if it throws, the
+  /// departure still happens and the exception is rethrown afterwards.
+  void depart(memory::job_id job, const std::function<void()>& release = {});
   void change_budget(std::size_t bytes);
 
   /// Blocks until the policy lets `job` start an iteration, reports the start and returns the
