@@ -50,9 +50,13 @@ void memory_monitor::on_event(const memory::trace_event& event) {
       break;
     case trace_op::region_borrow:
       state.reserved_bytes += event.bytes;
+      job.window_held.steps.push_back(
+          {time_s - job.window_start_s, static_cast<std::int64_t>(event.bytes)});
       break;
     case trace_op::region_return:
       state.reserved_bytes -= std::min(state.reserved_bytes, event.bytes);
+      job.window_held.steps.push_back(
+          {time_s - job.window_start_s, -static_cast<std::int64_t>(event.bytes)});
       break;
     case trace_op::out_of_memory:
       break;
@@ -71,12 +75,18 @@ job_memory memory_monitor::current(memory::job_id job) const {
   return found == jobs_.end() ? job_memory{} : found->second.memory;
 }
 
-std::size_t memory_monitor::restart_peak_window(memory::job_id job) {
+memory_monitor::window memory_monitor::restart_window(memory::job_id job) {
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
   std::lock_guard lock(mutex_);
   auto& state = jobs_[job];
-  const auto peak = state.window_peak;
+  window closed{state.window_peak, std::move(state.window_held)};
+  closed.held.duration_s = now_s - state.window_start_s;
   state.window_peak = state.memory.live_bytes;
-  return peak;
+  state.window_start_s = now_s;
+  state.window_held = {};
+  state.window_held.held_at_start = state.memory.reserved_bytes;
+  return closed;
 }
 
 }  // namespace tandem::runtime

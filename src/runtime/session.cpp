@@ -107,6 +107,24 @@ std::size_t budget_of(const workload& spec, const run_options& options) {
   return budget == 0 ? spec.device.capacity : budget;
 }
 
+/// What make_policy needs: the budget, the job count and the [policy] options as numbers.
+schedule::policy_context policy_context_of(const workload& spec, const run_options& options,
+                                           std::size_t budget) {
+  schedule::policy_context context{budget, spec.jobs.size(), {}};
+  // Options of the workload's policy only: a --policy override starts from defaults.
+  if (options.policy && *options.policy != spec.policy.name) return context;
+  for (const auto& [key, value] : spec.policy.options) {
+    if (const auto* integer = std::get_if<std::int64_t>(&value.value)) {
+      context.options[key] = static_cast<double>(*integer);
+    } else if (const auto* real = std::get_if<double>(&value.value)) {
+      context.options[key] = *real;
+    } else {
+      fail(spec, value.line, "policy option " + key + " must be a number, not " + describe(value));
+    }
+  }
+  return context;
+}
+
 /// Prints a progress line every interval until stopped.
 class progress_printer {
  public:
@@ -186,15 +204,24 @@ void validate_workload(const workload& spec, const run_options& options) {
     throw config_error("unknown policy '" + name + "'" + suggest_name(name, known_policies) +
                        " (known: " + join_names(known_policies) + ")");
   }
-  const auto policy_options = schedule::policy_option_names(name);
-  for (const auto& [key, value] : spec.policy.options) {
-    if (std::find(policy_options.begin(), policy_options.end(), key) == policy_options.end()) {
-      fail(spec, value.line,
-           "policy '" + name + "' has no option '" + key + "'" +
-               (policy_options.empty() ? "; it takes none"
-                                       : suggest_name(key, policy_options) +
-                                             " (its options: " + join_names(policy_options) + ")"));
+  // The workload's policy options belong to its policy: a --policy override ignores them.
+  if (!options.policy || *options.policy == spec.policy.name) {
+    const auto policy_options = schedule::policy_option_names(name);
+    for (const auto& [key, value] : spec.policy.options) {
+      if (std::find(policy_options.begin(), policy_options.end(), key) == policy_options.end()) {
+        fail(spec, value.line,
+             "policy '" + name + "' has no option '" + key + "'" +
+                 (policy_options.empty() ? "; it takes none"
+                                         : suggest_name(key, policy_options) + " (its options: " +
+                                               join_names(policy_options) + ")"));
+      }
     }
+  }
+  try {  // the policy judges its option values
+    static_cast<void>(
+        schedule::make_policy(name, policy_context_of(spec, options, budget_of(spec, options))));
+  } catch (const config_error& e) {
+    fail(spec, spec.policy.line, e.what());
   }
   if (options.budget) {
     TANDEM_EXPECTS(*options.budget > 0 && *options.budget <= spec.device.capacity, config_error,
@@ -225,7 +252,8 @@ run_result run_workload(const workload& spec, const run_options& options) {
   pool.set_trace_sink(&monitor);
   torch_support::cpu_allocator_scope allocator(pool);
 
-  const auto policy = schedule::make_policy(policy_name(spec, options), {budget, spec.jobs.size()});
+  const auto policy =
+      schedule::make_policy(policy_name(spec, options), policy_context_of(spec, options, budget));
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
   detail::training_context context{backend, pool, gate, monitor};
 

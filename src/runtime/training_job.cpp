@@ -136,8 +136,9 @@ job_result train(const job_spec& spec, const models::model_options& model_option
         context.monitor.restart_peak_window(id);
         const double loss = job->step(static_cast<std::int64_t>(result.iteration_log.size()));
         context.pool.poll(id);
-        schedule::iteration_report report{start_s, gate.now(),
-                                          context.monitor.restart_peak_window(id)};
+        auto measured = context.monitor.restart_window(id);
+        schedule::iteration_report report{start_s, gate.now(), measured.peak_live_bytes,
+                                          std::move(measured.held)};
         result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
         progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
         gate.finish_iteration(id, report);

@@ -60,6 +60,34 @@ TEST(MemoryMonitor, FollowsLiveBytesByKindRegionsAndIterationPeaks) {
   EXPECT_NE(lines.back().find(",region_return,0,0,0,0,0,0,0"), std::string::npos) << lines.back();
 }
 
+TEST(MemoryMonitor, AWindowRecordsTheRegionsHeldAsAUsageCurve) {
+  device::cpu_backend backend;
+  memory::pool_options options;
+  options.capacity = 64 * MiB;
+  options.region_size = 2 * MiB;
+  memory::device_pool pool(backend, options);
+  memory_monitor monitor;
+  pool.set_trace_sink(&monitor);
+  const auto job = pool.add_job("j");
+  auto stream = backend.create_stream("s", device::stream_kind::compute);
+  void* kept = pool.allocate(job, *stream, 1 * MiB, alloc_kind::persistent);
+  monitor.restart_window(job);  // the iteration starts holding the persistent region
+  void* big = pool.allocate(job, *stream, 6 * MiB, alloc_kind::feature_map);
+  pool.deallocate(job, big);
+  pool.poll(job);
+  const auto window = monitor.restart_window(job);
+  EXPECT_EQ(window.held.held_at_start, 2 * MiB);
+  EXPECT_EQ(window.held.peak(), 8 * MiB);
+  EXPECT_EQ(window.held.held_at_end(), 2 * MiB);
+  ASSERT_FALSE(window.held.steps.empty());
+  EXPECT_GT(window.held.steps.front().delta, 0);
+  EXPECT_GE(window.held.duration_s, window.held.steps.back().at_s);
+  pool.deallocate(job, kept);
+  pool.detach_stream(job, *stream);
+  pool.remove_job(job);
+  pool.set_trace_sink(nullptr);
+}
+
 TEST(MemoryMonitor, AnUnknownJobHasNothing) {
   memory_monitor monitor;
   EXPECT_EQ(monitor.current(42).live_bytes, 0u);

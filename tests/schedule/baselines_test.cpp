@@ -120,11 +120,11 @@ TEST(Static, SplitsTheBudgetIntoFixedPartitions) {
 
 TEST(Registry, MakesEveryPolicyByNameAndRejectsUnknownOnes) {
   for (const auto& name : policy_names()) {
-    auto p = make_policy(name, {1000, 2});
+    auto p = make_policy(name, {1000, 2, {}});
     EXPECT_EQ(p->name(), name);
   }
   try {
-    (void)make_policy("fifo", {1000, 2});
+    (void)make_policy("fifo", {1000, 2, {}});
     FAIL() << "made an unknown policy";
   } catch (const config_error& e) {
     EXPECT_NE(std::string(e.what()).find("known policies: exclusive"), std::string::npos);

@@ -19,6 +19,7 @@
 
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/memory/trace.hpp"
+#include "tandem/schedule/usage_curve.hpp"
 
 namespace tandem::runtime {
 
@@ -42,9 +43,18 @@ class memory_monitor final : public memory::trace_sink {
   void on_event(const memory::trace_event& event) override;
 
   [[nodiscard]] job_memory current(memory::job_id job) const;
-  /// Starts a new peak window for `job` at its current live bytes and returns the peak of the
-  /// window that ends.
-  std::size_t restart_peak_window(memory::job_id job);
+  /// What a window (an iteration) saw of a job: its live bytes at their highest, and the
+  /// regions it held (a usage curve, times relative to the window's start).
+  struct window {
+    std::size_t peak_live_bytes = 0;
+    schedule::usage_curve held;
+  };
+  /// Closes `job`'s window and starts the next at its current state.
+  window restart_window(memory::job_id job);
+  /// restart_window(job).peak_live_bytes.
+  std::size_t restart_peak_window(memory::job_id job) {
+    return restart_window(job).peak_live_bytes;
+  }
 
   static constexpr const char* csv_header =
       "time_s,job,event,unknown,persistent,feature_map,gradient,temporary,live_bytes,"
@@ -54,6 +64,8 @@ class memory_monitor final : public memory::trace_sink {
   struct job_state {
     job_memory memory;
     std::size_t window_peak = 0;
+    double window_start_s = 0;
+    schedule::usage_curve window_held;
     std::string name;
   };
 

@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "tandem/memory/trace.hpp"
+#include "tandem/schedule/usage_curve.hpp"
 
 namespace tandem::schedule {
 
@@ -39,6 +40,9 @@ struct iteration_report {
   double start_s = 0;
   double end_s = 0;
   std::size_t peak_bytes = 0;  ///< the job's live bytes at their highest during the iteration
+  /// The regions the job held over the iteration (times relative to start_s): what memory-aware
+  /// policies learn lifespans from. Empty when the driver does not measure it.
+  usage_curve held;
 };
 
 struct decision {

@@ -2,6 +2,7 @@
 // Policies by name, for workload files and the command line.
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@ namespace tandem::schedule {
 struct policy_context {
   std::size_t budget_bytes = 0;
   std::size_t job_count = 0;
+  /// The policy's options by name (only names policy_option_names allows), as numbers.
+  std::map<std::string, double> options;
 };
 
 [[nodiscard]] const std::vector<std::string>& policy_names();

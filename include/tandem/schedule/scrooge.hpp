@@ -1,0 +1,93 @@
+#pragma once
+// Zico's scrooge scheduler (Zico §5): jobs share the budget by starting their iterations at
+// moments when the predicted usage of all jobs together stays within it, delaying an iteration
+// by the smallest TimeShift that achieves this (time_shift.hpp).
+//
+// Phases of a job:
+// - profiling: its first iteration runs alone (nobody else starts meanwhile, and it starts only
+//   when nobody else is mid-iteration), which gives its region lifespans solo (§5.3);
+// - informed: before every iteration, the prediction decides start now, wait until now +
+//   TimeShift, or wait for an event when no delay works before the others' iterations end.
+//   Every iteration's measured curve replaces the job's profile (feedback), so slowdowns from
+//   sharing compute are learned.
+// - fallback: when an iteration departs from its prediction by more than the threshold (the
+//   beefy-plus-lean case of §5.3), the job runs time-multiplexed, alone, until one of its
+//   iterations matches the prediction again.
+// Budget ramp: predictions use a lowered budget at first (ramp_start x budget), raised to the
+// real one over ramp_iterations informed iterations (§5.3), so that early, still-unsettled
+// lifespans are not trusted with the whole budget.
+// Progress: a job that nobody else's iteration is blocking starts if it fits the real budget
+// beside the others' idle holdings, whatever the ramp; a job that cannot fit even alone is
+// refused with a config_error naming the numbers.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/time_shift.hpp"
+
+namespace tandem::schedule {
+
+struct scrooge_options {
+  double ramp_start = 0.8;            ///< fraction of the budget predictions start with, (0, 1]
+  std::int64_t ramp_iterations = 10;  ///< informed iterations to reach the whole budget (0: none)
+  double fallback_threshold = 0.25;   ///< relative miss (peak or duration) that triggers fallback
+};
+
+struct scrooge_job_stats {
+  std::int64_t iterations = 0;
+  std::int64_t delayed = 0;      ///< iterations that got a TimeShift > 0
+  double total_shift_s = 0;      ///< sum of the TimeShifts decided
+  std::int64_t fallbacks = 0;    ///< times the job fell back to time multiplexing
+  std::int64_t event_waits = 0;  ///< decisions to wait for another job's iteration end
+};
+
+class scrooge_policy final : public policy {
+ public:
+  scrooge_policy(std::size_t budget_bytes, scrooge_options options = {});
+
+  [[nodiscard]] std::string_view name() const override { return "scrooge"; }
+  void on_arrival(const job_info& job, double now_s) override;
+  void on_departure(job_id job, double now_s) override;
+  void on_iteration_start(job_id job, double now_s) override;
+  void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
+  void on_budget_change(std::size_t budget_bytes, double now_s) override;
+  [[nodiscard]] decision may_start(job_id job, double now_s) override;
+
+  [[nodiscard]] scrooge_job_stats stats(job_id job) const;
+  /// The budget predictions use now (the ramp's current value).
+  [[nodiscard]] std::size_t effective_budget() const;
+
+ private:
+  enum class phase { profiling, informed, fallback };
+  struct job_state {
+    std::string name;
+    phase now = phase::profiling;
+    std::optional<usage_curve> profile;  // the latest measured iteration
+    bool running = false;
+    double started_s = 0;
+    bool waiting_to_run_alone = false;  // profiling or fallback, blocked by running jobs
+    bool asked_while_blocked = false;   // this iteration was delayed by a verdict
+    std::optional<double> first_ask_s;  // when this iteration first asked
+    scrooge_job_stats stats;
+  };
+
+  [[nodiscard]] bool anyone_running_except(job_id job) const;
+  [[nodiscard]] bool someone_runs_alone() const;
+  [[nodiscard]] std::size_t idle_holdings_except(job_id job) const;
+  [[nodiscard]] bool missed_prediction(const usage_curve& predicted,
+                                       const usage_curve& observed) const;
+
+  std::size_t budget_;
+  scrooge_options options_;
+  std::int64_t informed_iterations_ = 0;  // for the ramp
+  std::map<job_id, job_state> jobs_;
+  time_shift_solver solver_;
+  std::vector<other_job> others_;  // reused by may_start
+};
+
+}  // namespace tandem::schedule

@@ -1,0 +1,32 @@
+#pragma once
+// A job's device memory over one iteration, at region granularity (Zico §5.1): the bytes of
+// regions it holds when the iteration starts and every change after that, at times relative to
+// the iteration's start. Regions are what the budget bounds, so this is what a memory-aware
+// policy predicts with.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tandem::schedule {
+
+struct usage_step {
+  double at_s = 0;         ///< seconds after the iteration started
+  std::int64_t delta = 0;  ///< bytes of regions taken (> 0) or returned (< 0)
+  friend bool operator==(const usage_step&, const usage_step&) = default;
+};
+
+struct usage_curve {
+  std::size_t held_at_start = 0;  ///< bytes of regions held when the iteration began
+  std::vector<usage_step> steps;  ///< in time order
+  double duration_s = 0;          ///< the iteration's length
+
+  /// Bytes held `offset_s` seconds into the iteration (after every step at or before it).
+  [[nodiscard]] std::size_t held_at(double offset_s) const;
+  /// The most bytes held at any moment of the iteration.
+  [[nodiscard]] std::size_t peak() const;
+  /// Bytes held once the iteration is over.
+  [[nodiscard]] std::size_t held_at_end() const;
+};
+
+}  // namespace tandem::schedule

@@ -1,0 +1,162 @@
+#include "tandem/schedule/scrooge.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::schedule {
+
+scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options)
+    : budget_(budget_bytes), options_(options) {
+  TANDEM_EXPECTS(options.ramp_start > 0 && options.ramp_start <= 1, config_error,
+                 "scrooge: ramp_start must be in (0, 1], not " +
+                     std::to_string(options.ramp_start) + "; 1 turns the ramp off");
+  TANDEM_EXPECTS(options.ramp_iterations >= 0, config_error,
+                 "scrooge: ramp_iterations must be 0 or more");
+  TANDEM_EXPECTS(options.fallback_threshold > 0 && std::isfinite(options.fallback_threshold),
+                 config_error, "scrooge: fallback_threshold must be a positive fraction");
+}
+
+void scrooge_policy::on_arrival(const job_info& job, double) {
+  jobs_[job.id].name = job.name;
+}
+
+void scrooge_policy::on_departure(job_id job, double) {
+  jobs_.erase(job);
+}
+
+void scrooge_policy::on_budget_change(std::size_t budget_bytes, double) {
+  budget_ = budget_bytes;
+}
+
+std::size_t scrooge_policy::effective_budget() const {
+  if (options_.ramp_iterations <= 0 || informed_iterations_ >= options_.ramp_iterations) {
+    return budget_;
+  }
+  const double progress =
+      static_cast<double>(informed_iterations_) / static_cast<double>(options_.ramp_iterations);
+  const double fraction = options_.ramp_start + (1 - options_.ramp_start) * progress;
+  return static_cast<std::size_t>(fraction * static_cast<double>(budget_));
+}
+
+bool scrooge_policy::anyone_running_except(job_id job) const {
+  return std::any_of(jobs_.begin(), jobs_.end(),
+                     [&](const auto& entry) { return entry.first != job && entry.second.running; });
+}
+
+bool scrooge_policy::someone_runs_alone() const {
+  return std::any_of(jobs_.begin(), jobs_.end(), [](const auto& entry) {
+    return entry.second.running && entry.second.now != phase::informed;
+  });
+}
+
+std::size_t scrooge_policy::idle_holdings_except(job_id job) const {
+  std::size_t held = 0;
+  for (const auto& [id, state] : jobs_) {
+    if (id != job && state.profile) held += state.profile->held_at_end();
+  }
+  return held;
+}
+
+decision scrooge_policy::may_start(job_id job, double now_s) {
+  const auto found = jobs_.find(job);
+  TANDEM_EXPECTS(found != jobs_.end(), usage_error,
+                 "scrooge: job " + std::to_string(job) + " asked to start before it arrived");
+  auto& state = found->second;
+  if (!state.first_ask_s) state.first_ask_s = now_s;
+  const auto wait_for_others = [&] {
+    state.stats.event_waits += 1;
+    state.asked_while_blocked = true;
+    return decision::wait_for_event();
+  };
+  if (someone_runs_alone() && !state.running) return wait_for_others();
+  if (state.now != phase::informed || !state.profile) {
+    // Profiling and fallback iterations run alone; while one waits for the others' iterations
+    // to end, nobody starts a new one, so it cannot be starved.
+    state.waiting_to_run_alone = anyone_running_except(job);
+    return state.waiting_to_run_alone ? wait_for_others() : decision::start();
+  }
+  const bool someone_waits_to_run_alone = std::any_of(
+      jobs_.begin(), jobs_.end(),
+      [&](const auto& entry) { return entry.first != job && entry.second.waiting_to_run_alone; });
+  if (someone_waits_to_run_alone) return wait_for_others();
+  const usage_curve& candidate = *state.profile;
+  if (candidate.peak() > budget_) {
+    TANDEM_FAIL(config_error,
+                "scrooge: job '" + state.name + "' holds up to " + format_bytes(candidate.peak()) +
+                    " at its peak, more than the whole budget of " + format_bytes(budget_) +
+                    "; raise the budget or shrink the job (batch size, model)");
+  }
+  others_.clear();
+  for (const auto& [id, other] : jobs_) {
+    if (id == job) continue;
+    others_.push_back({other.profile ? &*other.profile : nullptr, other.running, other.started_s,
+                       other.profile ? other.profile->held_at_end() : 0});
+  }
+  auto shift = solver_.solve(now_s, effective_budget(), candidate, others_);
+  if (!shift && !anyone_running_except(job)) {
+    // Nobody's iteration is in the way: only the ramp can refuse, and it must not block
+    // progress. Beside the others' idle holdings the real budget decides.
+    shift = solver_.solve(now_s, budget_, candidate, others_);
+    if (!shift) return wait_for_others();  // their holdings leave no room: wait for a departure
+  }
+  if (!shift) return wait_for_others();
+  if (*shift <= 0) return decision::start();
+  state.asked_while_blocked = true;
+  return decision::wait_until(now_s + *shift);
+}
+
+void scrooge_policy::on_iteration_start(job_id job, double now_s) {
+  auto& state = jobs_.at(job);
+  state.running = true;
+  state.started_s = now_s;
+  state.waiting_to_run_alone = false;
+  if (state.asked_while_blocked) {
+    state.stats.delayed += 1;
+    state.stats.total_shift_s += now_s - state.first_ask_s.value_or(now_s);
+  }
+  state.asked_while_blocked = false;
+  state.first_ask_s.reset();
+}
+
+bool scrooge_policy::missed_prediction(const usage_curve& predicted,
+                                       const usage_curve& observed) const {
+  const double slack = 1 + options_.fallback_threshold;
+  return static_cast<double>(observed.peak()) > slack * static_cast<double>(predicted.peak()) ||
+         observed.duration_s > slack * predicted.duration_s;
+}
+
+void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report, double) {
+  auto& state = jobs_.at(job);
+  state.running = false;
+  state.stats.iterations += 1;
+  usage_curve observed = report.held;
+  if (observed.duration_s <= 0) observed.duration_s = report.end_s - report.start_s;
+  switch (state.now) {
+    case phase::profiling:
+      state.now = phase::informed;
+      break;
+    case phase::informed:
+      informed_iterations_ += 1;
+      if (state.profile && missed_prediction(*state.profile, observed)) {
+        state.now = phase::fallback;
+        state.stats.fallbacks += 1;
+      }
+      break;
+    case phase::fallback:
+      if (!state.profile || !missed_prediction(*state.profile, observed)) {
+        state.now = phase::informed;
+      }
+      break;
+  }
+  state.profile = std::move(observed);  // feedback: the latest lifespans predict the next
+}
+
+scrooge_job_stats scrooge_policy::stats(job_id job) const {
+  const auto found = jobs_.find(job);
+  return found == jobs_.end() ? scrooge_job_stats{} : found->second.stats;
+}
+
+}  // namespace tandem::schedule

@@ -1,0 +1,305 @@
+// Zico's scrooge scheduler: the TimeShift computation on hand-made lifespans whose answers can be
+// worked out on paper, a randomized check against brute force, and the policy's phases.
+
+#include "tandem/schedule/scrooge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "tandem/common/error.hpp"
+
+namespace tandem::schedule {
+namespace {
+
+/// Takes `rise` bytes at each of `rise_at`, returns `fall` bytes at each of `fall_at`.
+usage_curve curve(std::size_t held, std::vector<double> rise_at, std::int64_t rise,
+                  std::vector<double> fall_at, std::int64_t fall, double duration) {
+  usage_curve c;
+  c.held_at_start = held;
+  c.duration_s = duration;
+  for (double t : rise_at) c.steps.push_back({t, rise});
+  for (double t : fall_at) c.steps.push_back({t, -fall});
+  std::sort(c.steps.begin(), c.steps.end(), [](auto& a, auto& b) { return a.at_s < b.at_s; });
+  return c;
+}
+
+// Forward pass: four regions of 100 taken 0.1 s apart; backward: returned 0.1 s apart.
+const usage_curve pyramid = curve(100, {0.0, 0.1, 0.2, 0.3}, 100, {0.6, 0.7, 0.8, 0.9}, 100, 1.0);
+
+TEST(UsageCurve, HeldPeakAndEnd) {
+  EXPECT_EQ(pyramid.held_at(-1), 100u);
+  EXPECT_EQ(pyramid.held_at(0.15), 300u);
+  EXPECT_EQ(pyramid.peak(), 500u);
+  EXPECT_EQ(pyramid.held_at_end(), 100u);
+}
+
+TEST(TimeShift, IdenticalJobsWithRoomStartAtOnce) {
+  time_shift_solver solver;
+  const std::vector<other_job> others{{&pyramid, true, 9.5, 0}};  // at its peak, 0.5 s in
+  EXPECT_EQ(solver.solve(10.0, 800, pyramid, others), 0.0);
+  EXPECT_EQ(solver.others_now(), 500u);
+}
+
+TEST(TimeShift, IdenticalJobsOutOfPhaseByTheSmallestShift) {
+  // Budget 650: the other job holds 500 and returns 100 every 0.1 s from 0.1 s on; our first
+  // allocation (to 200) needs it at 400 or less, i.e. 0.1 s from now, and after that each of
+  // our allocations meets one of its returns: 600 throughout.
+  time_shift_solver solver;
+  const std::vector<other_job> others{{&pyramid, true, 9.5, 0}};
+  const auto shift = solver.solve(10.0, 650, pyramid, others);
+  ASSERT_TRUE(shift);
+  EXPECT_NEAR(*shift, 0.1, 1e-6);
+}
+
+TEST(TimeShift, BeefyBesideLeanWaitsForTheLeanBackward) {
+  // Lean job: 100 held, +100 at 0, returned at 0.2. Beefy job: +600 over its forward.
+  const auto lean = curve(100, {0.0}, 100, {0.2}, 100, 0.3);
+  const auto beefy = curve(50, {0.0, 0.05, 0.1}, 200, {0.5, 0.6, 0.7}, 200, 0.8);
+  time_shift_solver solver;
+  const std::vector<other_job> others{{&lean, true, 5.0, 0}};  // lean at 0.05 s: holds 200
+  // Budget 750: 200 + 50 + 600 = 850 at our peak; the lean job is back to 100 at 0.15 s from
+  // now, so our last allocation (at 0.1 s into ours) must come after that: shift 0.05.
+  const auto shift = solver.solve(5.05, 750, beefy, others);
+  ASSERT_TRUE(shift);
+  EXPECT_NEAR(*shift, 0.05, 1e-6);
+}
+
+TEST(TimeShift, ThreeAndFourJobsWaitForTheFirstReturnThatMakesRoom) {
+  const auto block = curve(0, {0.0}, 300, {1.0}, 300, 1.0);
+  time_shift_solver solver;
+  // Two others: one ends 0.5 s from now, the other 0.8 s from now. 300 + 300 + ours 300 > 700.
+  std::vector<other_job> others{{&block, true, 9.5, 0}, {&block, true, 9.8, 0}};
+  auto shift = solver.solve(10.0, 700, block, others);
+  ASSERT_TRUE(shift);
+  EXPECT_NEAR(*shift, 0.5, 1e-6);
+  // A third other ends 0.1 s from now; budget 1000: 900 + 300 until it ends.
+  others.push_back({&block, true, 9.1, 0});
+  shift = solver.solve(10.0, 1000, block, others);
+  ASSERT_TRUE(shift);
+  EXPECT_NEAR(*shift, 0.1, 1e-6);
+}
+
+TEST(TimeShift, IdleHoldingsCountAndNoShiftHelpsALateJob) {
+  const auto block = curve(0, {0.0}, 300, {1.0}, 300, 1.0);
+  time_shift_solver solver;
+  // An idle job holding 500 leaves 500: ours (300) fits.
+  EXPECT_EQ(solver.solve(0, 800, block, std::vector<other_job>{{&block, false, 0, 500}}), 0.0);
+  // A job past its predicted end holds its peak until it reports: no delay is known to work.
+  EXPECT_FALSE(solver.solve(10, 500, block, std::vector<other_job>{{&block, true, 8.0, 0}}));
+}
+
+/// Exact check of a shift: every moment of the predicted total, from a merge of all events.
+bool feasible(double shift, double now, std::size_t budget, const usage_curve& candidate,
+              const std::vector<other_job>& others) {
+  std::vector<std::pair<double, std::int64_t>> events;
+  std::int64_t held = static_cast<std::int64_t>(candidate.held_at_start);
+  for (const auto& o : others) {
+    if (!o.running) {
+      held += static_cast<std::int64_t>(o.held_between);
+      continue;
+    }
+    const double elapsed = now - o.started_s;
+    if (elapsed >= o.curve->duration_s) {
+      held += static_cast<std::int64_t>(o.curve->peak());
+      continue;
+    }
+    held += static_cast<std::int64_t>(o.curve->held_at(elapsed));
+    for (const auto& s : o.curve->steps)
+      if (s.at_s > elapsed) events.emplace_back(s.at_s - elapsed, s.delta);
+  }
+  for (const auto& s : candidate.steps) events.emplace_back(shift + s.at_s, s.delta);
+  std::sort(events.begin(), events.end());  // returns (negative) first on equal times
+  if (held > static_cast<std::int64_t>(budget)) return false;
+  for (const auto& [t, d] : events) {
+    held += d;
+    if (held > static_cast<std::int64_t>(budget)) return false;
+  }
+  return true;
+}
+
+usage_curve random_curve(std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> regions(1, 12);
+  std::uniform_real_distribution<double> unit(0, 1);
+  const int n = regions(rng);
+  usage_curve c;
+  c.held_at_start = static_cast<std::size_t>(regions(rng)) * 10;
+  c.duration_s = 0.5 + unit(rng);
+  const double peak_at = c.duration_s * (0.3 + 0.4 * unit(rng));
+  for (int i = 0; i < n; ++i) c.steps.push_back({peak_at * unit(rng), 64});
+  for (int i = 0; i < n; ++i)
+    c.steps.push_back({peak_at + (c.duration_s - peak_at) * unit(rng), -64});
+  std::sort(c.steps.begin(), c.steps.end(), [](auto& a, auto& b) { return a.at_s < b.at_s; });
+  return c;
+}
+
+TEST(TimeShift, RandomizedShiftsKeepTheBudgetAndNoSmallerCandidateDoes) {
+  std::mt19937_64 rng(20261122);
+  std::uniform_real_distribution<double> unit(0, 1);
+  int solved = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int n_others = 1 + static_cast<int>(rng() % 3);
+    std::vector<usage_curve> curves;
+    for (int i = 0; i <= n_others; ++i) curves.push_back(random_curve(rng));
+    std::vector<other_job> others;
+    for (int i = 1; i <= n_others; ++i) {
+      const bool running = unit(rng) < 0.8;
+      others.push_back({&curves[static_cast<std::size_t>(i)], running,
+                        10.0 - curves[static_cast<std::size_t>(i)].duration_s * unit(rng) * 1.1,
+                        curves[static_cast<std::size_t>(i)].held_at_end()});
+    }
+    const auto budget = static_cast<std::size_t>(300 + rng() % 1500);
+    time_shift_solver solver;
+    const auto shift = solver.solve(10.0, budget, curves[0], others);
+    // Brute force over every candidate: 0 and each allocation just after each return.
+    std::vector<double> candidates{0};
+    for (const auto& o : others) {
+      if (!o.running || 10.0 - o.started_s >= o.curve->duration_s) continue;
+      for (const auto& s : o.curve->steps)
+        if (s.delta < 0 && s.at_s > 10.0 - o.started_s)
+          for (const auto& mine : curves[0].steps)
+            if (mine.delta > 0) {
+              const double c = s.at_s - (10.0 - o.started_s) - mine.at_s + 1e-9;
+              if (c > 0) candidates.push_back(c);
+            }
+    }
+    std::sort(candidates.begin(), candidates.end());
+    std::optional<double> best;
+    for (double c : candidates) {
+      if (feasible(c, 10.0, budget, curves[0], others)) {
+        best = c;
+        break;
+      }
+    }
+    ASSERT_EQ(shift.has_value(), best.has_value()) << "trial " << trial;
+    if (!shift) continue;
+    ++solved;
+    EXPECT_NEAR(*shift, *best, 1e-7) << "trial " << trial;
+    EXPECT_TRUE(feasible(*shift, 10.0, budget, curves[0], others)) << "trial " << trial;
+  }
+  EXPECT_GT(solved, 500);  // the generator makes mostly solvable cases
+}
+
+// --- the policy ------------------------------------------------------------------------------
+
+iteration_report report_of(double start, double end, const usage_curve& held) {
+  return {start, end, held.peak(), held};
+}
+
+TEST(Scrooge, TheFirstIterationOfAJobRunsAlone) {
+  scrooge_policy policy(1000, {.ramp_start = 1, .ramp_iterations = 0});
+  policy.on_arrival({1, "a", 0, 0, {}}, 0);
+  policy.on_arrival({2, "b", 0, 0, {}}, 0);
+  ASSERT_EQ(policy.may_start(1, 0), decision::start());
+  policy.on_iteration_start(1, 0);
+  EXPECT_EQ(policy.may_start(2, 0.1), decision::wait_for_event());  // a is profiling
+  policy.on_iteration_end(1, report_of(0, 1, pyramid), 1);
+  ASSERT_EQ(policy.may_start(2, 1), decision::start());  // nobody else runs: b profiles now
+  policy.on_iteration_start(2, 1);
+  EXPECT_EQ(policy.may_start(1, 1.1), decision::wait_for_event());  // not beside a profile
+  policy.on_iteration_end(2, report_of(1, 2, pyramid), 2);
+}
+
+TEST(Scrooge, AJobWaitingToProfileIsNotStarvedByAJobThatKeepsStarting) {
+  scrooge_policy policy(1000, {.ramp_start = 1, .ramp_iterations = 0});
+  policy.on_arrival({1, "a", 0, 0, {}}, 0);
+  ASSERT_EQ(policy.may_start(1, 0), decision::start());
+  policy.on_iteration_start(1, 0);
+  policy.on_iteration_end(1, report_of(0, 1, pyramid), 1);
+  ASSERT_EQ(policy.may_start(1, 1), decision::start());
+  policy.on_iteration_start(1, 1);
+  policy.on_arrival({2, "b", 1.5, 0, {}}, 1.5);
+  EXPECT_EQ(policy.may_start(2, 1.5), decision::wait_for_event());  // a is mid-iteration
+  policy.on_iteration_end(1, report_of(1, 2, pyramid), 2);
+  // a asks first (its thread runs on), but b is waiting to profile: a waits for it.
+  EXPECT_EQ(policy.may_start(1, 2), decision::wait_for_event());
+  EXPECT_EQ(policy.may_start(2, 2), decision::start());
+}
+
+/// Two jobs past profiling, both with the pyramid as their profile.
+void profile_both(scrooge_policy& policy) {
+  policy.on_arrival({1, "a", 0, 0, {}}, 0);
+  policy.on_arrival({2, "b", 0, 0, {}}, 0);
+  for (job_id job : {1u, 2u}) {
+    const double t = job;
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    policy.on_iteration_start(job, t);
+    policy.on_iteration_end(job, report_of(t, t + 1, pyramid), t + 1);
+  }
+}
+
+TEST(Scrooge, InformedDecisionsShiftAnIterationByTheTimeShift) {
+  scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0});
+  profile_both(policy);
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  const auto verdict = policy.may_start(2, 10.5);  // a at its peak
+  ASSERT_EQ(verdict.what, decision::verdict::wait_until);
+  EXPECT_NEAR(verdict.until_s, 10.6, 1e-6);
+  EXPECT_EQ(policy.may_start(2, 10.6 + 1e-6), decision::start());
+  policy.on_iteration_start(2, 10.6 + 1e-6);
+  EXPECT_EQ(policy.stats(2).delayed, 1);
+  EXPECT_NEAR(policy.stats(2).total_shift_s, 0.1, 1e-5);
+}
+
+TEST(Scrooge, TheRampStartsLowAndReachesTheBudget) {
+  scrooge_policy policy(1000, {.ramp_start = 0.5, .ramp_iterations = 4});
+  profile_both(policy);
+  EXPECT_EQ(policy.effective_budget(), 500u);
+  for (int i = 0; i < 4; ++i) {
+    const double t = 10.0 + 2 * i;
+    ASSERT_EQ(policy.may_start(1, t), decision::start()) << i;  // alone: the ramp cannot block
+    policy.on_iteration_start(1, t);
+    policy.on_iteration_end(1, report_of(t, t + 1, pyramid), t + 1);
+  }
+  EXPECT_EQ(policy.effective_budget(), 1000u);
+}
+
+TEST(Scrooge, AnIterationFarSlowerThanPredictedFallsBackToRunningAlone) {
+  scrooge_policy policy(2000, {.ramp_start = 1, .ramp_iterations = 0, .fallback_threshold = 0.25});
+  profile_both(policy);
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  auto slow = pyramid;
+  slow.duration_s = 2.0;  // twice as long as predicted: the lean job got starved
+  policy.on_iteration_end(1, report_of(10, 12, slow), 12);
+  EXPECT_EQ(policy.stats(1).fallbacks, 1);
+  ASSERT_EQ(policy.may_start(2, 12), decision::start());
+  policy.on_iteration_start(2, 12);
+  EXPECT_EQ(policy.may_start(1, 12.1), decision::wait_for_event());  // time-multiplexed now
+  policy.on_iteration_end(2, report_of(12, 13, pyramid), 13);
+  ASSERT_EQ(policy.may_start(1, 13), decision::start());
+  policy.on_iteration_start(1, 13);
+  EXPECT_EQ(policy.may_start(2, 13.1), decision::wait_for_event());  // 1 runs alone
+  policy.on_iteration_end(1, report_of(13, 15, slow), 15);  // as predicted (slow): back to sharing
+  ASSERT_EQ(policy.may_start(1, 15), decision::start());
+  policy.on_iteration_start(1, 15);
+  EXPECT_NE(policy.may_start(2, 15.1), decision::wait_for_event());
+}
+
+TEST(Scrooge, AJobWhosePeakExceedsTheBudgetIsRefusedWithTheNumbers) {
+  scrooge_policy policy(400, {.ramp_start = 1, .ramp_iterations = 0});
+  policy.on_arrival({1, "huge", 0, 0, {}}, 0);
+  ASSERT_EQ(policy.may_start(1, 0), decision::start());
+  policy.on_iteration_start(1, 0);
+  policy.on_iteration_end(1, report_of(0, 1, pyramid), 1);  // peak 500
+  try {
+    static_cast<void>(policy.may_start(1, 1));
+    FAIL() << "no error";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("job 'huge' holds up to 500 B at its peak"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Scrooge, BadOptionsAreRefused) {
+  EXPECT_THROW(scrooge_policy(1000, {.ramp_start = 1.5}), config_error);
+  EXPECT_THROW(scrooge_policy(1000, {.ramp_start = 0}), config_error);
+  EXPECT_THROW(scrooge_policy(1000, {.ramp_iterations = -1}), config_error);
+  EXPECT_THROW(scrooge_policy(1000, {.fallback_threshold = 0}), config_error);
+}
+
+}  // namespace
+}  // namespace tandem::schedule
