@@ -55,7 +55,7 @@ bool scrooge_policy::someone_runs_alone() const {
 std::size_t scrooge_policy::idle_holdings_except(job_id job) const {
   std::size_t held = 0;
   for (const auto& [id, state] : jobs_) {
-    if (id != job && state.profile) held += state.profile->held_at_end();
+    if (id != job && state.profile) held += state.profile->curve.held_at_end();
   }
   return held;
 }
@@ -82,24 +82,26 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
       jobs_.begin(), jobs_.end(),
       [&](const auto& entry) { return entry.first != job && entry.second.waiting_to_run_alone; });
   if (someone_waits_to_run_alone) return wait_for_others();
-  const usage_curve& candidate = *state.profile;
-  if (candidate.peak() > budget_) {
+  const usage_curve& candidate = state.profile->curve;
+  const std::size_t peak = state.profile->peak;
+  if (peak > budget_) {
     TANDEM_FAIL(config_error,
-                "scrooge: job '" + state.name + "' holds up to " + format_bytes(candidate.peak()) +
+                "scrooge: job '" + state.name + "' holds up to " + format_bytes(peak) +
                     " at its peak, more than the whole budget of " + format_bytes(budget_) +
                     "; raise the budget or shrink the job (batch size, model)");
   }
   others_.clear();
   for (const auto& [id, other] : jobs_) {
     if (id == job) continue;
-    others_.push_back({other.profile ? &*other.profile : nullptr, other.running, other.started_s,
-                       other.profile ? other.profile->held_at_end() : 0});
+    const auto* profile = other.profile ? &*other.profile : nullptr;
+    others_.push_back({profile ? &profile->curve : nullptr, other.running, other.started_s,
+                       profile ? profile->curve.held_at_end() : 0, profile});
   }
-  auto shift = solver_.solve(now_s, effective_budget(), candidate, others_);
+  auto shift = solver_.solve(now_s, effective_budget(), candidate, peak, others_);
   if (!shift && !anyone_running_except(job)) {
     // Nobody's iteration is in the way: only the ramp can refuse, and it must not block
     // progress. Beside the others' idle holdings the real budget decides.
-    shift = solver_.solve(now_s, budget_, candidate, others_);
+    shift = solver_.solve(now_s, budget_, candidate, peak, others_);
     if (!shift) return wait_for_others();  // their holdings leave no room: wait for a departure
   }
   if (!shift) return wait_for_others();
@@ -140,18 +142,18 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
       break;
     case phase::informed:
       informed_iterations_ += 1;
-      if (state.profile && missed_prediction(*state.profile, observed)) {
+      if (state.profile && missed_prediction(state.profile->curve, observed)) {
         state.now = phase::fallback;
         state.stats.fallbacks += 1;
       }
       break;
     case phase::fallback:
-      if (!state.profile || !missed_prediction(*state.profile, observed)) {
+      if (!state.profile || !missed_prediction(state.profile->curve, observed)) {
         state.now = phase::informed;
       }
       break;
   }
-  state.profile = std::move(observed);  // feedback: the latest lifespans predict the next
+  state.profile.emplace(std::move(observed));  // feedback: the latest lifespans predict the next
 }
 
 scrooge_job_stats scrooge_policy::stats(job_id job) const {

@@ -11,8 +11,36 @@ namespace {
 // merge orders the two without comparing equal floating-point times.
 constexpr double after_release_s = 1e-9;
 
+// Delays tried before the solver gives up and the job waits for the next event: bounds the
+// rare worst case (no delay works while the others are mid-iteration: K x M candidates).
+constexpr std::size_t max_delays_tried = 64;
+
 std::int64_t as_signed(std::size_t bytes) {
   return static_cast<std::int64_t>(bytes);
+}
+
+/// The most `job` holds at any moment from now on, as the prediction sees it.
+std::size_t most_held_from_now(const other_job& job, double now_s) {
+  if (!job.running || job.curve == nullptr) return job.held_between;
+  const double elapsed = now_s - job.started_s;
+  const auto& curve = *job.curve;
+  if (job.index != nullptr) {
+    return elapsed >= curve.duration_s ? job.index->peak : job.index->most_held_from(elapsed);
+  }
+  if (elapsed >= curve.duration_s) return curve.peak();
+  std::int64_t held = static_cast<std::int64_t>(curve.held_at_start);
+  std::int64_t most = 0;
+  bool started = false;
+  for (const auto& step : curve.steps) {
+    if (step.at_s > elapsed && !started) {
+      most = held;  // what it holds now
+      started = true;
+    }
+    held += step.delta;
+    if (started) most = std::max(most, held);
+  }
+  if (!started) most = held;
+  return static_cast<std::size_t>(std::max<std::int64_t>(most, 0));
 }
 
 }  // namespace
@@ -41,6 +69,19 @@ bool time_shift_solver::fits(double shift, const usage_curve& candidate, std::si
 std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
                                                const usage_curve& candidate,
                                                std::span<const other_job> others) {
+  return solve(now_s, budget, candidate, candidate.peak(), others);
+}
+
+std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
+                                               const usage_curve& candidate,
+                                               std::size_t candidate_peak,
+                                               std::span<const other_job> others) {
+  // Fast path, the common case: the most the others can hold from now on, plus our peak, fits.
+  // One pass over each curve, nothing sorted or stored.
+  std::size_t others_most = 0;
+  for (const auto& job : others) others_most += most_held_from_now(job, now_s);
+  if (others_most + candidate_peak <= budget) return 0.0;
+
   others_.clear();
   drops_.clear();
   others_now_ = 0;
@@ -59,7 +100,9 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
       if (step.at_s > elapsed) others_.emplace_back(step.at_s - elapsed, step.delta);
     }
   }
-  std::sort(others_.begin(), others_.end(), [](const event& a, const event& b) {
+  // Each job's events are in time order already: merging them is a stable sort by time (ties
+  // broken returns first, which the merge in fits() relies on).
+  std::stable_sort(others_.begin(), others_.end(), [](const event& a, const event& b) {
     return a.first < b.first || (a.first == b.first && a.second < b.second);
   });
   if (fits(0, candidate, budget)) return 0.0;
@@ -73,7 +116,7 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
   }
   next_drop_.assign(rises_.size(), 0);
   double shift = 0;
-  for (;;) {
+  for (std::size_t tried = 0; tried < max_delays_tried; ++tried) {
     // The next candidate delay: one allocation placed just after one return, later than now.
     double next = std::numeric_limits<double>::infinity();
     for (std::size_t r = 0; r < rises_.size(); ++r) {
@@ -85,6 +128,7 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
     shift = next;
     if (fits(shift, candidate, budget)) return shift;
   }
+  return std::nullopt;  // give up for now: waiting for an event is always safe
 }
 
 }  // namespace tandem::schedule

@@ -1,6 +1,7 @@
 #include "tandem/schedule/usage_curve.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace tandem::schedule {
 
@@ -37,6 +38,30 @@ std::size_t usage_curve::held_at_end() const {
   std::size_t held = held_at_start;
   for (const auto& step : steps) held = apply(held, step.delta);
   return held;
+}
+
+indexed_curve::indexed_curve(usage_curve c) : curve(std::move(c)) {
+  const auto n = curve.steps.size();
+  held_after.resize(n);
+  most_from.resize(n);
+  std::size_t held = curve.held_at_start;
+  for (std::size_t i = 0; i < n; ++i) {
+    held = apply(held, curve.steps[i].delta);
+    held_after[i] = held;
+  }
+  for (std::size_t i = n; i-- > 0;) {
+    most_from[i] = i + 1 < n ? std::max(held_after[i], most_from[i + 1]) : held_after[i];
+  }
+  peak = std::max(curve.held_at_start, n > 0 ? most_from[0] : 0);
+}
+
+std::size_t indexed_curve::most_held_from(double offset_s) const {
+  // The first step after offset_s: everything from there on, and what is held before it.
+  const auto first = std::upper_bound(curve.steps.begin(), curve.steps.end(), offset_s,
+                                      [](double t, const usage_step& s) { return t < s.at_s; });
+  const auto i = static_cast<std::size_t>(first - curve.steps.begin());
+  const std::size_t now = i == 0 ? curve.held_at_start : held_after[i - 1];
+  return i < most_from.size() ? std::max(now, most_from[i]) : now;
 }
 
 }  // namespace tandem::schedule

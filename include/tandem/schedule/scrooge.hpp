@@ -67,7 +67,7 @@ class scrooge_policy final : public policy {
   struct job_state {
     std::string name;
     phase now = phase::profiling;
-    std::optional<usage_curve> profile;  // the latest measured iteration
+    std::optional<indexed_curve> profile;  // the latest measured iteration
     bool running = false;
     double started_s = 0;
     bool waiting_to_run_alone = false;  // profiling or fallback, blocked by running jobs

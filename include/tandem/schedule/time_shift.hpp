@@ -10,7 +10,10 @@
 // 0 or puts one of the candidate's region allocations just after one of the others' returns
 // (moving earlier than that would overlap the two), so those are the only delays tried, in
 // increasing order, each checked by one merge of the two step functions: O(K+M) per check for K
-// steps of the others and M of the candidate, and typically one check.
+// steps of the others and M of the candidate. Before that, a fast path answers the common case
+// (the most the others can still hold plus the candidate's peak fits: start now) in O(log M) per
+// job with indexed curves. After 64 failed delays the solver gives up (the job waits for the
+// next event, which is always safe), so a decision never costs more than 64 merges.
 
 #include <cstddef>
 #include <cstdint>
@@ -25,10 +28,11 @@ namespace tandem::schedule {
 
 /// Another job as the prediction sees it.
 struct other_job {
-  const usage_curve* curve = nullptr;  ///< its usage per iteration (needed while running)
-  bool running = false;                ///< mid-iteration
-  double started_s = 0;                ///< when that iteration started
-  std::size_t held_between = 0;        ///< bytes it holds between iterations (when not running)
+  const usage_curve* curve = nullptr;    ///< its usage per iteration (needed while running)
+  bool running = false;                  ///< mid-iteration
+  double started_s = 0;                  ///< when that iteration started
+  std::size_t held_between = 0;          ///< bytes it holds between iterations (when not running)
+  const indexed_curve* index = nullptr;  ///< the same curve indexed: faster, optional
 };
 
 /// Reusable buffers: a decision allocates nothing once they have grown.
@@ -40,9 +44,11 @@ class time_shift_solver {
   [[nodiscard]] std::optional<double> solve(double now_s, std::size_t budget,
                                             const usage_curve& candidate,
                                             std::span<const other_job> others);
-
-  /// The others' predicted total now (valid after solve).
-  [[nodiscard]] std::size_t others_now() const { return others_now_; }
+  /// The same, with the candidate's peak known (indexed_curve::peak).
+  [[nodiscard]] std::optional<double> solve(double now_s, std::size_t budget,
+                                            const usage_curve& candidate,
+                                            std::size_t candidate_peak,
+                                            std::span<const other_job> others);
 
  private:
   using event = std::pair<double, std::int64_t>;  // (seconds from now, bytes)

@@ -29,4 +29,17 @@ struct usage_curve {
   [[nodiscard]] std::size_t held_at_end() const;
 };
 
+/// A curve prepared for fast questions about "from now on": prefix holdings and suffix maxima,
+/// built once per profile so that a decision costs O(log M) per job in the common case.
+struct indexed_curve {
+  usage_curve curve;
+  std::vector<std::size_t> held_after;  ///< held after step i
+  std::vector<std::size_t> most_from;   ///< the most held after any step j >= i
+  std::size_t peak = 0;
+
+  explicit indexed_curve(usage_curve c);
+  /// The most held at any moment from `offset_s` on (including what is held at offset_s).
+  [[nodiscard]] std::size_t most_held_from(double offset_s) const;
+};
+
 }  // namespace tandem::schedule

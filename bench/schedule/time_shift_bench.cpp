@@ -1,0 +1,76 @@
+// How long one scrooge decision takes: time_shift_solver::solve for a job beside 1-7 others,
+// each iteration touching `regions` regions (taken in the forward pass, returned in the
+// backward), in the two cases that matter: room at once (shift 0, one check) and a conflict
+// that needs a TimeShift (several candidate delays tried).
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "tandem/schedule/time_shift.hpp"
+
+namespace {
+
+using tandem::schedule::other_job;
+using tandem::schedule::time_shift_solver;
+using tandem::schedule::usage_curve;
+
+constexpr std::int64_t region = 64 << 20;
+
+/// A forward pass taking `regions` regions over the first 40% of a 1 s iteration and a backward
+/// pass returning them over the rest.
+usage_curve pyramid(std::int64_t regions) {
+  usage_curve c;
+  c.held_at_start = 4 * region;
+  c.duration_s = 1.0;
+  for (std::int64_t i = 0; i < regions; ++i) {
+    c.steps.push_back({0.4 * static_cast<double>(i) / static_cast<double>(regions), region});
+  }
+  for (std::int64_t i = 0; i < regions; ++i) {
+    c.steps.push_back(
+        {0.4 + 0.6 * static_cast<double>(i + 1) / static_cast<double>(regions), -region});
+  }
+  return c;
+}
+
+/// `state.range(0)` jobs in all (one asking, the others mid-iteration at their peak or staggered),
+/// `state.range(1)` regions per iteration; `conflict` picks a budget that forces a shift.
+void solve(benchmark::State& state, bool conflict) {
+  const auto jobs = state.range(0);
+  const auto regions = state.range(1);
+  const auto curve = pyramid(regions);
+  const tandem::schedule::indexed_curve index(curve);  // as the scrooge policy keeps profiles
+  std::vector<other_job> others;
+  for (std::int64_t j = 1; j < jobs; ++j) {
+    // Room: job j is (j / jobs) of the way through its iteration. Conflict: every other job has
+    // just passed its peak and is returning regions.
+    const double progress = conflict ? 0.45 : static_cast<double>(j) / static_cast<double>(jobs);
+    others.push_back({&curve, true, 10.0 - progress, 0, &index});
+  }
+  const auto peak = index.peak;
+  // Ample: every job at its peak at once fits. Tight: what the others hold now, ours, and half
+  // a region: our first allocation already waits for a return.
+  const std::size_t others_now = static_cast<std::size_t>(jobs - 1) * curve.held_at(0.45);
+  const std::size_t budget = conflict ? others_now + curve.held_at_start + region / 2
+                                      : static_cast<std::size_t>(jobs) * peak;
+  time_shift_solver solver;
+  double shift = 0;
+  for (auto _ : state) {
+    const auto result = solver.solve(10.0, budget, curve, peak, others);
+    shift = result.value_or(-1);
+    benchmark::DoNotOptimize(shift);
+  }
+  state.counters["shift_s"] = shift;
+}
+
+void BM_DecisionRoomAtOnce(benchmark::State& state) {
+  solve(state, false);
+}
+void BM_DecisionWithTimeShift(benchmark::State& state) {
+  solve(state, true);
+}
+
+BENCHMARK(BM_DecisionRoomAtOnce)->ArgsProduct({{2, 4, 8}, {16, 64}});
+BENCHMARK(BM_DecisionWithTimeShift)->ArgsProduct({{2, 4, 8}, {16, 64}});
+
+}  // namespace
