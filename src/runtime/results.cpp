@@ -66,12 +66,17 @@ std::string loss_text(const job_result& job) {
 void write_json(const run_result& result, std::ostream& out) {
   nlohmann::json jobs = nlohmann::json::array();
   for (const auto& job : result.jobs) jobs.push_back(to_json(job));
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& change : result.budget_changes) {
+    changes.push_back({{"at_s", change.at_s}, {"bytes", change.bytes}});
+  }
   const nlohmann::json document{{"schema_version", results_schema_version},
                                 {"workload", result.workload},
                                 {"policy", result.policy},
                                 {"device", result.device},
                                 {"capacity_bytes", result.capacity_bytes},
                                 {"budget_bytes", result.budget_bytes},
+                                {"budget_changes", changes},
                                 {"makespan_s", result.makespan_s},
                                 {"aggregate_samples_per_s", result.aggregate_samples_per_s},
                                 {"peak_live_bytes", result.peak_live_bytes},
@@ -91,6 +96,13 @@ void print_table(const run_result& result, std::ostream& out) {
         to_string(job.status), job.iterations, job.iterations_per_s, job.samples_per_s, job.end_s,
         job.wait_s, format_bytes(job.peak_live_bytes), format_bytes(job.peak_reserved_bytes),
         loss_text(job));
+  }
+  if (!result.budget_changes.empty()) {
+    out << "budget: " << format_bytes(result.budget_bytes);
+    for (const auto& change : result.budget_changes) {
+      out << fmt::format(" -> {} at {:.1f} s", format_bytes(change.bytes), change.at_s);
+    }
+    out << "\n";
   }
   for (const auto& job : result.jobs) {
     if (job.status == job_status::failed)

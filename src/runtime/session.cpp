@@ -267,11 +267,23 @@ run_result run_workload(const workload& spec, const run_options& options) {
   std::vector<job_progress> progress(spec.jobs.size());
   std::vector<job_result> results(spec.jobs.size());
   std::vector<std::thread> threads;
+  std::vector<applied_budget_change> budget_changes;
   {
     progress_printer printer(options, spec.jobs, progress, monitor, gate);
+    // Budget changes come between arrivals, in time order (equal times: the change first).
+    const auto& schedule = spec.device.budget_schedule;
+    std::size_t next_change = 0;
+    const auto apply_changes_until = [&](double time_s) {
+      for (; next_change < schedule.size() && schedule[next_change].at_s <= time_s; ++next_change) {
+        std::this_thread::sleep_until(gate.to_time_point(schedule[next_change].at_s));
+        gate.change_budget(schedule[next_change].bytes);
+        budget_changes.push_back({gate.now(), schedule[next_change].bytes});
+      }
+    };
     try {
       for (const auto index : order) {
         const auto& job = spec.jobs[index];
+        apply_changes_until(job.arrival_s);
         std::this_thread::sleep_until(gate.to_time_point(job.arrival_s));
         const auto id = pool.add_job(job.name);
         monitor.name_job(id, job.name);
@@ -287,6 +299,19 @@ run_result run_workload(const workload& spec, const run_options& options) {
       gate.close("the session could not start every job");
       for (auto& thread : threads) thread.join();
       throw;
+    }
+    // Later changes apply while jobs still run; those after the last job ends do not matter.
+    while (next_change < schedule.size()) {
+      const bool running = std::any_of(progress.begin(), progress.end(), [](const auto& p) {
+        const auto phase = p.now.load();
+        return phase != job_progress::phase::completed && phase != job_progress::phase::failed;
+      });
+      if (!running) break;
+      if (std::chrono::steady_clock::now() < gate.to_time_point(schedule[next_change].at_s)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
+      apply_changes_until(schedule[next_change].at_s);
     }
     for (auto& thread : threads) thread.join();
   }
@@ -308,6 +333,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
   }
   if (run.makespan_s > 0) run.aggregate_samples_per_s = samples / run.makespan_s;
   run.jobs = std::move(results);
+  run.budget_changes = std::move(budget_changes);
   return run;
 }
 

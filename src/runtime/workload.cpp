@@ -145,12 +145,64 @@ class reader {
   std::string source_;
 };
 
+/// budget_schedule = [{ at = "10s", budget = "50%" }, ...]: budgets as sizes or percentages of
+/// the capacity, times strictly increasing.
+std::vector<budget_change> read_budget_schedule(const reader& in, const toml::node& node,
+                                                std::size_t capacity) {
+  const std::string where = "[device] budget_schedule";
+  const auto* list = node.as_array();
+  if (list == nullptr) {
+    in.fail(reader::line_of(node), where +
+                                       " must be a list of { at = TIME, budget = SIZE } "
+                                       "tables, such as [{ at = \"10s\", budget = \"50%\" }]");
+  }
+  std::vector<budget_change> changes;
+  for (const auto& item : *list) {
+    const auto line = reader::line_of(item);
+    const auto* entry = item.as_table();
+    if (entry == nullptr)
+      in.fail(line, where + ": each entry must be { at = TIME, budget = SIZE }");
+    in.check_keys(*entry, {"at", "budget"}, where);
+    budget_change change;
+    change.line = line;
+    const auto at = in.seconds(*entry, "at", where);
+    if (!at || *at < 0)
+      in.fail(line, where + ": each entry needs at = a time >= 0, such as \"10s\"");
+    change.at_s = *at;
+    const auto* budget = entry->get("budget");
+    if (budget == nullptr) in.fail(line, where + ": each entry needs a budget, such as \"50%\"");
+    const auto text = budget->is_string() ? std::string(budget->as_string()->get()) : "";
+    if (!text.empty() && text.back() == '%') {
+      double percent = 0;
+      std::istringstream number(text.substr(0, text.size() - 1));
+      if (!(number >> percent) || !number.eof() || percent <= 0 || percent > 100) {
+        in.fail(line, where + ": cannot read the percentage '" + text +
+                          "'; write a number above 0 and at most 100, such as \"50%\"");
+      }
+      change.bytes = static_cast<std::size_t>(percent / 100 * static_cast<double>(capacity));
+    } else {
+      change.bytes = in.bytes(*entry, "budget", where).value_or(0);
+    }
+    if (change.bytes == 0 || change.bytes > capacity) {
+      in.fail(line, where + ": budget " + format_bytes(change.bytes) +
+                        " must be above 0 and at most the capacity (" + format_bytes(capacity) +
+                        ")");
+    }
+    if (!changes.empty() && change.at_s <= changes.back().at_s) {
+      in.fail(line, where + ": times must increase; this entry is not later than the one before");
+    }
+    changes.push_back(change);
+  }
+  return changes;
+}
+
 device_spec read_device(const reader& in, const toml::table& root) {
   const auto* node = root.get("device");
   if (node == nullptr) in.fail(1, "missing [device] table; add one with capacity and budget");
   const auto* table = node->as_table();
   if (table == nullptr) in.fail(reader::line_of(*node), "device must be a table: [device]");
-  in.check_keys(*table, {"kind", "capacity", "budget", "region_size", "copy_bandwidth"},
+  in.check_keys(*table,
+                {"kind", "capacity", "budget", "region_size", "copy_bandwidth", "budget_schedule"},
                 "[device]");
   device_spec device;
   const auto line = reader::line_of(*node);
@@ -171,6 +223,9 @@ device_spec read_device(const reader& in, const toml::table& root) {
     in.fail(reader::line_of(*table->get("budget")),
             "budget (" + format_bytes(device.budget) + ") exceeds capacity (" +
                 format_bytes(device.capacity) + "); lower the budget or raise the capacity");
+  }
+  if (const auto* schedule = table->get("budget_schedule")) {
+    device.budget_schedule = read_budget_schedule(in, *schedule, device.capacity);
   }
   device.region_size = in.bytes(*table, "region_size", "[device]").value_or(0);
   device.copy_bandwidth = in.number(*table, "copy_bandwidth", "[device]").value_or(0);

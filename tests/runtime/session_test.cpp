@@ -187,6 +187,25 @@ TEST(Session, ADurationBoundJobTrainsForItsDuration) {
   EXPECT_GE(job.iterations, 1);
 }
 
+TEST(Session, ABudgetScheduleTakesEffectWithoutDroppingAJob) {
+  // Zico §7.3: 70% -> 50% -> 70% of the device while two jobs train.
+  const auto spec =
+      parse(device_table("700MiB",
+                         "budget_schedule = [{ at = \"150ms\", budget = \"50%\" }, "
+                         "{ at = \"300ms\", budget = \"70%\" }]") +
+            "[policy]\nname = \"temporal\"\n" + mlp_job("a", 64, 200) + mlp_job("b", 64, 200));
+  std::ostringstream json;
+  const auto run = run_workload(spec);
+  EXPECT_EQ(run.failed_jobs(), 0u);
+  ASSERT_EQ(run.budget_changes.size(), 2u);
+  EXPECT_GE(run.budget_changes[0].at_s, 0.15);
+  EXPECT_EQ(run.budget_changes[0].bytes, 512 * MiB);
+  EXPECT_GE(run.budget_changes[1].at_s, 0.3);
+  EXPECT_EQ(run.budget_changes[1].bytes, static_cast<std::size_t>(0.7 * static_cast<double>(GiB)));
+  write_json(run, json);
+  EXPECT_NE(json.str().find("\"budget_changes\""), std::string::npos);
+}
+
 TEST(Session, BadWorkloadsAreRefusedBeforeAnythingRuns) {
   const auto base = device_table("256MiB") + "[policy]\nname = \"spatial\"\n";
   const auto expect_error = [](const std::string& text, const run_options& options,

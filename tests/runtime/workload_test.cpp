@@ -105,6 +105,38 @@ TEST(Workload, RejectsMistakesWithFileLineAndHint) {
   expect_rejected("image_side = 16", "image_side = = 16", {"w.toml:16:", "not valid TOML"});
 }
 
+TEST(Workload, ReadsABudgetScheduleInSizesOrPercentages) {
+  std::string text = valid;
+  text.replace(text.find("budget = 1073741824"), 19,
+               "budget = \"70%\"\nbudget_schedule = [{ at = \"10s\", budget = \"50%\" }, "
+               "{ at = 20, budget = \"1.5GiB\" }]");
+  // The device budget itself takes sizes only; percentages are for the schedule.
+  EXPECT_THROW((void)parse_workload(text, "w.toml", vocabulary), config_error);
+  text.replace(text.find("budget = \"70%\""), 14, "budget = \"1GiB\"");
+  const auto w = parse_workload(text, "w.toml", vocabulary);
+  ASSERT_EQ(w.device.budget_schedule.size(), 2u);
+  EXPECT_DOUBLE_EQ(w.device.budget_schedule[0].at_s, 10.0);
+  EXPECT_EQ(w.device.budget_schedule[0].bytes, GiB);  // 50% of 2 GiB
+  EXPECT_DOUBLE_EQ(w.device.budget_schedule[1].at_s, 20.0);
+  EXPECT_EQ(w.device.budget_schedule[1].bytes, 3 * GiB / 2);
+}
+
+TEST(Workload, RejectsABadBudgetSchedule) {
+  const auto with = [](const std::string& schedule) {
+    return "budget = 1073741824\nbudget_schedule = " + schedule;
+  };
+  expect_rejected("budget = 1073741824", with("[{ at = \"5s\", budget = \"150%\" }]"),
+                  {"w.toml:5:", "percentage '150%'"});
+  expect_rejected("budget = 1073741824", with("[{ at = \"5s\", budget = \"3GiB\" }]"),
+                  {"w.toml:5:", "at most the capacity"});
+  expect_rejected("budget = 1073741824",
+                  with("[{ at = \"5s\", budget = \"1GiB\" }, { at = \"2s\", budget = \"1GiB\" }]"),
+                  {"times must increase"});
+  expect_rejected("budget = 1073741824", with("[{ at = \"5s\", budgets = \"1GiB\" }]"),
+                  {"unknown key 'budgets'", "did you mean 'budget'"});
+  expect_rejected("budget = 1073741824", with("\"50%\""), {"must be a list"});
+}
+
 TEST(Workload, MissingSectionsAreNamed) {
   EXPECT_THROW((void)parse_workload("[policy]\nname = \"temporal\"\n", "x.toml", vocabulary),
                config_error);

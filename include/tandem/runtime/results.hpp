@@ -50,12 +50,19 @@ struct job_result {
   std::vector<iteration_record> iteration_log;
 };
 
+/// A budget change of the workload's schedule, when it took effect.
+struct applied_budget_change {
+  double at_s = 0;
+  std::size_t bytes = 0;
+};
+
 struct run_result {
   std::string workload;  ///< the file it came from
   std::string policy;
   std::string device;  ///< the backend's description
   std::size_t capacity_bytes = 0;
-  std::size_t budget_bytes = 0;
+  std::size_t budget_bytes = 0;  ///< at the start
+  std::vector<applied_budget_change> budget_changes;
   double makespan_s = 0;  ///< from the start to the last job's end
   double aggregate_samples_per_s = 0;
   std::size_t peak_live_bytes = 0;      ///< all jobs together

@@ -1,7 +1,8 @@
 #pragma once
 // A workload file: the device, the policy and the jobs to run side by side (TOML).
 //
-//   [device]                       kind, capacity, budget, region_size, copy_bandwidth
+//   [device]                       kind, capacity, budget, region_size, copy_bandwidth,
+//                                  budget_schedule = [{ at = "10s", budget = "50%" }, ...]
 //   [policy]                       name, and any option of that policy
 //   [[job]]                        name, model, batch_size, optimizer, learning_rate,
 //                                  iterations | duration, arrival, priority, threads
@@ -32,13 +33,21 @@ struct option_value {
 };
 using option_table = std::map<std::string, option_value>;
 
+/// The budget becomes `bytes` at `at_s` seconds after the workload starts (Zico §7.3).
+struct budget_change {
+  double at_s = 0;
+  std::size_t bytes = 0;
+  std::size_t line = 0;
+};
+
 struct device_spec {
   device::backend_kind kind = device::backend_kind::cpu;
   std::size_t capacity = 0;     ///< bytes the pool reserves
   std::size_t budget = 0;       ///< bytes the jobs may hold together (0: the capacity)
   std::size_t region_size = 0;  ///< 0: the pool's default
   double copy_bandwidth = 0;    ///< cpu backend: bytes/s of copy streams, 0 = memcpy speed
-  std::size_t line = 0;         ///< where the [device] table starts
+  std::vector<budget_change> budget_schedule;  ///< in time order
+  std::size_t line = 0;                        ///< where the [device] table starts
 };
 
 struct policy_spec {
