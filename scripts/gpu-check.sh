@@ -3,9 +3,20 @@
 # suite. Fails if a CUDA test skipped although nvidia-smi sees a GPU (a driver or runtime
 # mismatch would otherwise pass silently).
 # Usage: scripts/gpu-check.sh [build-dir]   (default: build-gpu, relative to the repository)
+# A GPU machine that cannot reach Debian's archive gets the C++ libraries tandem builds against
+# from .deps/: scripts/gpu-deps.sh downloads their Debian packages there on a machine that can,
+# and this script unpacks them into a private prefix (never into /).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-gpu}
+
+if compgen -G ".deps/*.deb" >/dev/null; then
+  prefix=${TMPDIR:-/tmp}/tandem-deps
+  for deb in .deps/*.deb; do dpkg-deb -x "$deb" "$prefix"; done
+  export CMAKE_PREFIX_PATH="$prefix/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "gpu-check: C++ dependencies from .deps unpacked into $prefix"
+fi
 
 gpu_seen=0
 if command -v nvidia-smi >/dev/null 2>&1; then
@@ -34,7 +45,10 @@ else
   echo "gpu-check: python has no CUDA build of torch; the libtorch CUDA allocator tests are not built" >&2
 fi
 cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANDEM_WITH_CUDA=ON "${torch_args[@]}"
-cmake --build "$dir" -j "$(nproc)"
+# Keep going past the first error: time on a GPU machine is scarce, so report every one at once.
+keep_going=()
+if grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja' "$dir/CMakeCache.txt"; then keep_going=(-- -k 0); fi
+cmake --build "$dir" -j "$(nproc)" "${keep_going[@]}"
 if [[ -n "$torch_prefix" && ! -x "$dir/tests/torch/tandem_cuda_allocator_test" ]]; then
   echo "gpu-check: a CUDA libtorch was found but the CUDA allocator test was not built; see the 'libtorch CUDA allocator' line of the cmake output" >&2
   exit 1

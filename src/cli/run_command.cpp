@@ -1,11 +1,10 @@
 #include "run_command.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <ostream>
 
 #include "tandem/common/error.hpp"
@@ -16,6 +15,15 @@
 namespace tandem::cli {
 
 namespace {
+
+// No fmt here: this file sees libtorch's include directories, and PyTorch 2.x bundles its own
+// fmt headers there, which would shadow the fmt tandem links against.
+void model_row(std::ostream& out, const std::string& name, const std::string& parameters,
+               const std::string& persistent, const std::string& peak, const std::string& options) {
+  out << std::left << std::setw(12) << name << std::right << ' ' << std::setw(12) << parameters
+      << ' ' << std::setw(12) << persistent << ' ' << std::setw(12) << peak << "  " << options
+      << '\n';
+}
 
 /// Opens `path` for writing before anything runs, so that a typo costs no training time.
 std::ofstream open_output(const std::string& path, const char* what) {
@@ -47,7 +55,8 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   settings.progress_interval_s = options.progress_interval_s;
 
   const auto result = runtime::run_workload(spec, settings);
-  out << fmt::format("\n{} under policy {} on {}\n", spec.source, result.policy, result.device);
+  out << '\n'
+      << spec.source << " under policy " << result.policy << " on " << result.device << '\n';
   runtime::print_table(result, out);
   if (json.is_open()) {
     runtime::write_json(result, json);
@@ -75,13 +84,10 @@ int list_models_command(const models_command_options& options, std::ostream& out
   }
   TANDEM_EXPECTS(options.batch_size > 0, config_error, "--batch must be at least 1");
   if (options.measure) {
-    out << fmt::format(
-        "peak memory of one training iteration at batch {} (default options; "
-        "SGD with momentum; measured on the CPU backend's pool)\n",
-        options.batch_size);
+    out << "peak memory of one training iteration at batch " << options.batch_size
+        << " (default options; SGD with momentum; measured on the CPU backend's pool)\n";
   }
-  out << fmt::format("{:<12} {:>12} {:>12} {:>12}  {}\n", "model", "parameters", "persistent",
-                     "peak live", "options");
+  model_row(out, "model", "parameters", "persistent", "peak live", "options");
   for (const auto& name : names) {
     const auto model = models::make_model(name, {});
     std::string persistent = "-";
@@ -112,8 +118,7 @@ int list_models_command(const models_command_options& options, std::ostream& out
     for (const auto& option : models::model_option_names(name)) {
       option_list += (option_list.empty() ? "" : " ") + option;
     }
-    out << fmt::format("{:<12} {:>12} {:>12} {:>12}  {}\n", name, model->parameter_count(),
-                       persistent, peak, option_list);
+    model_row(out, name, std::to_string(model->parameter_count()), persistent, peak, option_list);
   }
   out << "resnet: the resnet of model_options.depth (20, 56, 110 or 50)\n";
   return 0;

@@ -2,6 +2,7 @@
 // `tandem run` and `tandem models`: real training jobs (builds with libtorch only).
 
 #include <cstddef>
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>

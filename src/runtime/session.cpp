@@ -1,13 +1,13 @@
 #include "tandem/runtime/session.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <cstdint>
+#include <iomanip>
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -40,7 +40,9 @@ std::string describe(const option_value& value) {
         } else if constexpr (std::is_same_v<type, bool>) {
           return v ? "true" : "false";
         } else {
-          return fmt::format("{}", v);
+          std::ostringstream text;
+          text << v;
+          return text.str();
         }
       },
       value.value);
@@ -159,20 +161,20 @@ class progress_printer {
   void print() {
     static constexpr std::array<const char*, 6> phases{"pending",  "waiting",   "setup",
                                                        "training", "completed", "failed"};
-    std::string line = fmt::format("[{:7.1f} s]", gate_.now());
+    std::ostringstream line;
+    line << '[' << std::fixed << std::setprecision(1) << std::setw(7) << gate_.now() << " s]";
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       const auto& p = progress_[j];
       const auto iterations = p.iterations.load();
       const std::string total =
-          jobs_[j].iterations ? fmt::format("/{}", *jobs_[j].iterations) : std::string();
+          jobs_[j].iterations ? "/" + std::to_string(*jobs_[j].iterations) : std::string();
       const auto id = p.job.load();
       const std::size_t live =
           id >= 0 ? monitor_.current(static_cast<memory::job_id>(id)).live_bytes : 0;
-      line += fmt::format("  {}: {} {}{} it, {}", jobs_[j].name,
-                          phases[static_cast<std::size_t>(p.now.load())], iterations, total,
-                          format_bytes(live));
+      line << "  " << jobs_[j].name << ": " << phases[static_cast<std::size_t>(p.now.load())] << ' '
+           << iterations << total << " it, " << format_bytes(live);
     }
-    *options_.progress << line << std::endl;
+    *options_.progress << line.str() << std::endl;
   }
 
   const run_options& options_;

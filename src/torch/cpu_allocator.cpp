@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <type_traits>
 
 #include "tandem/common/error.hpp"
 #include "tandem/memory/region_pool.hpp"
@@ -41,22 +43,46 @@ void free_pooled(void* ptr) {
   }
 }
 
-class pool_allocator final : public c10::Allocator {
- public:
-  c10::DataPtr allocate(std::size_t bytes) const override {
-    const binding* job = current_binding();
-    auto* pool = installed.load(std::memory_order_acquire);
-    if (job == nullptr || job->pool != pool) {
-      return previous->allocate(bytes);
-    }
-    void* ptr = pool->allocate(job->job, *job->stream, bytes, job->kind);
-    return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
+c10::DataPtr allocate_pooled(std::size_t bytes) {
+  const binding* job = current_binding();
+  auto* pool = installed.load(std::memory_order_acquire);
+  if (job == nullptr || job->pool != pool) {
+    return previous->allocate(bytes);
   }
+  void* ptr = pool->allocate(job->job, *job->stream, bytes, job->kind);
+  return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
+}
 
+// libtorch 2.x changed c10::Allocator: allocate lost its const and copy_data became pure
+// virtual. One shape per interface; only the one the installed headers declare is instantiated
+// (the class templates are checked against their base only when used).
+template <class Base>
+class const_allocate_shape final : public Base {
+ public:
+  c10::DataPtr allocate(std::size_t bytes) const override { return allocate_pooled(bytes); }
   // Kernels that manage scratch memory by hand (convolutions, for one) use raw_allocate and
   // raw_deallocate, which need this: the context of every DataPtr above is its data pointer.
   c10::DeleterFnPtr raw_deleter() const override { return &free_pooled; }
 };
+
+template <class Base>
+class mutable_allocate_shape final : public Base {
+ public:
+  c10::DataPtr allocate(std::size_t bytes) override { return allocate_pooled(bytes); }
+  c10::DeleterFnPtr raw_deleter() const override { return &free_pooled; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+};
+
+template <class Allocator>
+concept allocates_through_const = requires(const Allocator& allocator) {
+  allocator.allocate(std::size_t{1});
+};
+
+using pool_allocator = std::conditional_t<allocates_through_const<c10::Allocator>,
+                                          const_allocate_shape<c10::Allocator>,
+                                          mutable_allocate_shape<c10::Allocator>>;
 
 pool_allocator the_allocator;
 

@@ -46,7 +46,11 @@ void set_intra_op_threads(int threads) {
                      parallel_backend_info() + "); use a libtorch built with OpenMP");
   // The thread's lazy init re-applies the process-wide count of the last at::set_num_threads
   // (any thread's) and runs once per thread: run it now, so that nothing overrides what follows.
+  // In libtorch 2.x that function is inline with a thread_local flag per shared object, so the
+  // copy inside libtorch has its own flag: at::get_num_threads (compiled in libtorch) runs that
+  // one.
   at::internal::lazy_init_num_threads();
+  static_cast<void>(at::get_num_threads());
   // This thread's ICV only. at::set_num_threads would also rewrite the process-wide count (which
   // threads not yet initialised pick up) and resize the shared pthreadpool.
   set_for_this_thread(threads);

@@ -34,10 +34,12 @@ workload parse(const std::string& text) {
   return parse_workload(text, "test.toml", training_vocabulary());
 }
 
-const job_result& job_named(const run_result& run, const std::string& name) {
+// Takes the name as a plain pointer: GCC 13 warns of a dangling reference when a function that
+// returns one is handed a temporary std::string.
+const job_result& job_named(const run_result& run, const char* name) {
   const auto found = std::find_if(run.jobs.begin(), run.jobs.end(),
                                   [&](const job_result& job) { return job.name == name; });
-  if (found == run.jobs.end()) throw std::runtime_error("no job " + name);
+  if (found == run.jobs.end()) throw std::runtime_error(std::string("no job ") + name);
   return *found;
 }
 
