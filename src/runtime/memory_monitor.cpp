@@ -75,6 +75,13 @@ job_memory memory_monitor::current(memory::job_id job) const {
   return found == jobs_.end() ? job_memory{} : found->second.memory;
 }
 
+schedule::job_progress_view memory_monitor::progress(memory::job_id job) const {
+  std::lock_guard lock(mutex_);
+  const auto found = jobs_.find(job);
+  if (found == jobs_.end()) return {};
+  return {found->second.window_held.steps.size(), found->second.memory.reserved_bytes};
+}
+
 memory_monitor::window memory_monitor::restart_window(memory::job_id job) {
   const double now_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();

@@ -25,6 +25,12 @@ nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+nlohmann::json to_json(const std::vector<schedule::policy_statistic>& statistics) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& statistic : statistics) object[statistic.name] = statistic.value;
+  return object;
+}
+
 nlohmann::json to_json(const job_result& job) {
   nlohmann::json iterations = nlohmann::json::array();
   for (const auto& it : job.iteration_log) {
@@ -53,7 +59,25 @@ nlohmann::json to_json(const job_result& job) {
           {"persistent_bytes", job.persistent_bytes},
           {"first_loss", optional_number(job.first_loss)},
           {"last_loss", optional_number(job.last_loss)},
-          {"iteration_log", iterations}};
+          {"iteration_log", iterations},
+          {"policy_stats", to_json(job.policy_stats)}};
+}
+
+std::string statistics_text(const std::vector<schedule::policy_statistic>& statistics) {
+  std::string text;
+  for (const auto& statistic : statistics) {
+    text += text.empty() ? "" : ", ";
+    if (statistic.name.ends_with("_bytes")) {
+      text += fmt::format("{} {}", statistic.name.substr(0, statistic.name.size() - 6),
+                          format_bytes(static_cast<std::size_t>(statistic.value)));
+    } else if (statistic.name.ends_with("_s")) {
+      text += fmt::format("{} {:.3f} s", statistic.name.substr(0, statistic.name.size() - 2),
+                          statistic.value);
+    } else {
+      text += fmt::format("{} {:g}", statistic.name, statistic.value);
+    }
+  }
+  return text;
 }
 
 std::string loss_text(const job_result& job) {
@@ -82,6 +106,7 @@ void write_json(const run_result& result, std::ostream& out) {
                                 {"peak_live_bytes", result.peak_live_bytes},
                                 {"peak_reserved_bytes", result.peak_reserved_bytes},
                                 {"failed_jobs", result.failed_jobs()},
+                                {"policy_stats", to_json(result.policy_stats)},
                                 {"jobs", jobs}};
   out << document.dump(2) << '\n';
 }
@@ -103,6 +128,15 @@ void print_table(const run_result& result, std::ostream& out) {
       out << fmt::format(" -> {} at {:.1f} s", format_bytes(change.bytes), change.at_s);
     }
     out << "\n";
+  }
+  for (const auto& job : result.jobs) {
+    if (!job.policy_stats.empty()) {
+      out << result.policy << " for " << job.name << ": " << statistics_text(job.policy_stats)
+          << "\n";
+    }
+  }
+  if (!result.policy_stats.empty()) {
+    out << result.policy << " for all jobs: " << statistics_text(result.policy_stats) << "\n";
   }
   for (const auto& job : result.jobs) {
     if (job.status == job_status::failed)

@@ -256,6 +256,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
 
   const auto policy =
       schedule::make_policy(policy_name(spec, options), policy_context_of(spec, options, budget));
+  policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
   detail::training_context context{backend, pool, gate, monitor};
 
@@ -334,6 +335,12 @@ run_result run_workload(const workload& spec, const run_options& options) {
     samples += static_cast<double>(job.iterations * job.batch_size);
   }
   if (run.makespan_s > 0) run.aggregate_samples_per_s = samples / run.makespan_s;
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    const auto id = progress[j].job.load();
+    if (id >= 0)
+      results[j].policy_stats = policy->job_statistics(static_cast<schedule::job_id>(id));
+  }
+  run.policy_stats = policy->system_statistics();
   run.jobs = std::move(results);
   run.budget_changes = std::move(budget_changes);
   return run;

@@ -17,6 +17,8 @@ scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options
                  "scrooge: ramp_iterations must be 0 or more");
   TANDEM_EXPECTS(options.fallback_threshold > 0 && std::isfinite(options.fallback_threshold),
                  config_error, "scrooge: fallback_threshold must be a positive fraction");
+  TANDEM_EXPECTS(options.poll_s > 0 && std::isfinite(options.poll_s), config_error,
+                 "scrooge: poll must be a positive number of seconds");
 }
 
 void scrooge_policy::on_arrival(const job_info& job, double) {
@@ -24,7 +26,10 @@ void scrooge_policy::on_arrival(const job_info& job, double) {
 }
 
 void scrooge_policy::on_departure(job_id job, double) {
-  jobs_.erase(job);
+  const auto found = jobs_.find(job);
+  if (found == jobs_.end()) return;
+  departed_[job] = found->second.stats;
+  jobs_.erase(found);
 }
 
 void scrooge_policy::on_budget_change(std::size_t budget_bytes, double) {
@@ -90,6 +95,7 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
                     " at its peak, more than the whole budget of " + format_bytes(budget_) +
                     "; raise the budget or shrink the job (batch size, model)");
   }
+  if (progress_ != nullptr) return decide_by_progress(job, state, now_s);
   others_.clear();
   for (const auto& [id, other] : jobs_) {
     if (id == job) continue;
@@ -110,6 +116,49 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
   return decision::wait_until(now_s + *shift);
 }
 
+std::size_t scrooge_policy::most_it_may_hold(job_id id, const job_state& state) const {
+  const auto seen = progress_->progress(id);
+  if (!state.running || !state.profile) return seen.held_bytes;
+  return std::max(seen.held_bytes, state.profile->most_held_after_events(seen.region_events));
+}
+
+decision scrooge_policy::decide_by_progress(job_id job, job_state& state, double now_s) {
+  const std::size_t peak = state.profile->peak;
+  const std::size_t budget = effective_budget();
+  std::size_t others_most = 0;
+  bool anyone_running = false;
+  for (const auto& [id, other] : jobs_) {
+    if (id == job) continue;
+    others_most += most_it_may_hold(id, other);
+    anyone_running = anyone_running || other.running;
+  }
+  const auto wait_for_event = [&] {
+    state.stats.event_waits += 1;
+    state.asked_while_blocked = true;
+    return decision::wait_for_event();
+  };
+  const bool fits = others_most + peak <= budget ||
+                    (!anyone_running && others_most + peak <= budget_);  // progress
+  if (fits) {
+    // No overtaking: a job that has asked earlier and is still waiting must fit beside this one
+    // too, or this one waits for it (otherwise a short job could restart forever before it).
+    for (const auto& [id, other] : jobs_) {
+      if (id == job || other.running || !other.first_ask_s || !other.profile) continue;
+      const bool earlier = *other.first_ask_s < *state.first_ask_s ||
+                           (*other.first_ask_s == *state.first_ask_s && id < job);
+      if (!earlier) continue;
+      const std::size_t beside = others_most - most_it_may_hold(id, other) + peak;
+      if (beside + other.profile->peak > budget) return wait_for_event();
+    }
+    return decision::start();
+  }
+  if (!anyone_running) return wait_for_event();  // idle holdings leave no room: a departure will
+  // Room opens as the running jobs return regions, which the driver does not announce: ask again
+  // soon. (The TimeShift's estimate would be a guess here: co-located jobs run at other speeds.)
+  state.asked_while_blocked = true;
+  return decision::wait_until(now_s + options_.poll_s);
+}
+
 void scrooge_policy::on_iteration_start(job_id job, double now_s) {
   auto& state = jobs_.at(job);
   state.running = true;
@@ -121,13 +170,18 @@ void scrooge_policy::on_iteration_start(job_id job, double now_s) {
   }
   state.asked_while_blocked = false;
   state.first_ask_s.reset();
+  if (anyone_running_except(job)) state.stats.shared_starts += 1;
 }
 
 bool scrooge_policy::missed_prediction(const usage_curve& predicted,
                                        const usage_curve& observed) const {
   const double slack = 1 + options_.fallback_threshold;
-  return static_cast<double>(observed.peak()) > slack * static_cast<double>(predicted.peak()) ||
-         observed.duration_s > slack * predicted.duration_s;
+  if (static_cast<double>(observed.peak()) > slack * static_cast<double>(predicted.peak())) {
+    return true;
+  }
+  // Deciding by progress does not rely on timing, so an iteration that only ran slower (compute
+  // shared with the others) is no reason to stop sharing; deciding by TimeShift does.
+  return progress_ == nullptr && observed.duration_s > slack * predicted.duration_s;
 }
 
 void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report, double) {
@@ -157,8 +211,45 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
 }
 
 scrooge_job_stats scrooge_policy::stats(job_id job) const {
-  const auto found = jobs_.find(job);
-  return found == jobs_.end() ? scrooge_job_stats{} : found->second.stats;
+  if (const auto found = jobs_.find(job); found != jobs_.end()) return found->second.stats;
+  const auto found = departed_.find(job);
+  return found == departed_.end() ? scrooge_job_stats{} : found->second;
+}
+
+namespace {
+
+std::vector<policy_statistic> statistics_of(const scrooge_job_stats& s) {
+  const auto count = [](std::int64_t n) { return static_cast<double>(n); };
+  return {{"iterations", count(s.iterations)},
+          {"delayed", count(s.delayed)},
+          {"total_shift_s", s.total_shift_s},
+          {"mean_shift_s", s.delayed > 0 ? s.total_shift_s / count(s.delayed) : 0.0},
+          {"fallbacks", count(s.fallbacks)},
+          {"event_waits", count(s.event_waits)},
+          {"shared_starts", count(s.shared_starts)}};
+}
+
+}  // namespace
+
+std::vector<policy_statistic> scrooge_policy::job_statistics(job_id job) const {
+  return statistics_of(stats(job));
+}
+
+std::vector<policy_statistic> scrooge_policy::system_statistics() const {
+  scrooge_job_stats total;
+  const auto add = [&](const scrooge_job_stats& s) {
+    total.iterations += s.iterations;
+    total.delayed += s.delayed;
+    total.total_shift_s += s.total_shift_s;
+    total.fallbacks += s.fallbacks;
+    total.event_waits += s.event_waits;
+    total.shared_starts += s.shared_starts;
+  };
+  for (const auto& [id, state] : jobs_) add(state.stats);
+  for (const auto& [id, s] : departed_) add(s);
+  auto statistics = statistics_of(total);
+  statistics.push_back({"effective_budget_bytes", static_cast<double>(effective_budget())});
+  return statistics;
 }
 
 }  // namespace tandem::schedule

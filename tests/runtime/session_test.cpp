@@ -96,7 +96,8 @@ TEST_P(EveryPolicy, TwoJobsTrainTheirLossesFallAndTheTimelineStaysWithinTheBudge
 }
 
 INSTANTIATE_TEST_SUITE_P(Session, EveryPolicy,
-                         ::testing::Values("exclusive", "temporal", "spatial", "static"));
+                         ::testing::Values("exclusive", "temporal", "spatial", "static",
+                                           "scrooge"));
 
 TEST(Session, TemporalNeverRunsTwoIterationsAtOnce) {
   const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"temporal\"\n" +
@@ -149,6 +150,42 @@ TEST(Session, SpatialWithTooSmallABudgetFailsTheJobThatDoesNotFitAndTheOtherFini
   EXPECT_EQ(small.iterations, 20);
   EXPECT_EQ(run.failed_jobs(), 1u);
   EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+}
+
+std::string small_resnet_job(const std::string& name) {
+  return "[[job]]\nname = \"" + name +
+         "\"\nmodel = \"resnet20\"\nbatch_size = 32\niterations = 12\nthreads = 1\n"
+         "[job.model_options]\nimage_side = 16\n\n";
+}
+
+// Zico's case: two jobs whose peaks (about 18 MiB of regions each) sum to 1.3x the budget.
+TEST(Session, WhenPeaksTogetherExceedTheBudgetSpatialFailsAndScroogeCompletesWithinIt) {
+  const std::string jobs = small_resnet_job("a") + small_resnet_job("b");
+  const auto spatial =
+      run_workload(parse(device_table("28MiB") + "[policy]\nname = \"spatial\"\n" + jobs));
+  EXPECT_EQ(spatial.failed_jobs(), 1u);
+  for (const auto& job : spatial.jobs) {
+    if (job.status == job_status::failed) {
+      EXPECT_TRUE(job.out_of_memory) << job.error;
+    }
+  }
+
+  std::ostringstream timeline;
+  run_options options;
+  options.timeline = &timeline;
+  const auto run =
+      run_workload(parse(device_table("28MiB") + "[policy]\nname = \"scrooge\"\n" + jobs), options);
+  for (const auto& job : run.jobs) {
+    ASSERT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
+    EXPECT_EQ(job.iterations, 12);
+    ASSERT_FALSE(job.policy_stats.empty());
+    EXPECT_EQ(job.policy_stats.front().name, "iterations");
+    EXPECT_EQ(job.policy_stats.front().value, 12.0);
+  }
+  std::size_t rows = 0;
+  EXPECT_LE(peak_reserved_in_timeline(timeline.str(), &rows), run.budget_bytes);
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+  EXPECT_FALSE(run.policy_stats.empty());
 }
 
 TEST(Session, StaticPartitionsFailAJobThatWouldFitTheSharedPool) {

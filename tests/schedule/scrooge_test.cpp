@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "tandem/common/error.hpp"
@@ -292,6 +293,97 @@ TEST(Scrooge, AnIterationFarSlowerThanPredictedFallsBackToRunningAlone) {
   ASSERT_EQ(policy.may_start(1, 15), decision::start());
   policy.on_iteration_start(1, 15);
   EXPECT_NE(policy.may_start(2, 15.1), decision::wait_for_event());
+}
+
+/// What the runtime's memory monitor would report: set by hand.
+class fake_progress final : public progress_source {
+ public:
+  [[nodiscard]] job_progress_view progress(job_id job) const override {
+    const auto found = views.find(job);
+    return found == views.end() ? job_progress_view{} : found->second;
+  }
+  std::map<job_id, job_progress_view> views;
+};
+
+TEST(ScroogeByProgress, AJobStartsWhenTheOthersRemainingMostPlusItsPeakFits) {
+  // The pyramid holds 200, 300, 400, 500, 400, 300, 200, 100 after its steps.
+  EXPECT_EQ(indexed_curve(pyramid).most_held_after_events(5), 300u);
+  EXPECT_EQ(indexed_curve(pyramid).most_held_after_events(8), 100u);
+  scrooge_policy policy(800, {.ramp_start = 1, .ramp_iterations = 0});
+  fake_progress progress;
+  policy.set_progress_source(&progress);
+  profile_both(policy);
+  progress.views = {{1, {0, 100}}, {2, {0, 100}}};
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  // The clock says a is past its peak, but its progress says it has not begun: wait.
+  EXPECT_EQ(policy.may_start(2, 10.8).what, decision::verdict::wait_until);
+  progress.views[1] = {5, 400};  // past its peak, holding 400: 400 + 500 > 800
+  EXPECT_EQ(policy.may_start(2, 10.85).what, decision::verdict::wait_until);
+  progress.views[1] = {6, 300};  // at most 300 from here: 300 + 500 fits exactly
+  EXPECT_EQ(policy.may_start(2, 10.9), decision::start());
+  policy.on_iteration_start(2, 10.9);
+  EXPECT_EQ(policy.stats(2).delayed, 1);
+  EXPECT_EQ(policy.stats(2).shared_starts, 1);
+}
+
+TEST(ScroogeByProgress, AJobThatAskedLaterDoesNotOvertakeOneThatWaits) {
+  scrooge_policy policy(800, {.ramp_start = 1, .ramp_iterations = 0});
+  fake_progress progress;
+  policy.set_progress_source(&progress);
+  profile_both(policy);
+  progress.views = {{1, {0, 100}}, {2, {0, 100}}};
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  EXPECT_NE(policy.may_start(2, 10.1), decision::start());  // b waits for room
+  policy.on_iteration_end(1, report_of(10, 11, pyramid), 11);
+  // a asks again first: it would fit, but b has waited longer and could not start beside it.
+  EXPECT_EQ(policy.may_start(1, 11), decision::wait_for_event());
+  EXPECT_EQ(policy.may_start(2, 11), decision::start());
+}
+
+TEST(ScroogeByProgress, ASlowerIterationIsNoReasonToFallBackButAHigherPeakIs) {
+  scrooge_policy policy(2000, {.ramp_start = 1, .ramp_iterations = 0, .fallback_threshold = 0.25});
+  fake_progress progress;
+  policy.set_progress_source(&progress);
+  profile_both(policy);
+  auto slow = pyramid;
+  slow.duration_s = 3.0;  // shared compute: slower, same memory
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  policy.on_iteration_end(1, report_of(10, 13, slow), 13);
+  EXPECT_EQ(policy.stats(1).fallbacks, 0);
+  auto beefier = slow;
+  beefier.steps.front().delta *= 5;  // peak 900 against 500 predicted
+  ASSERT_EQ(policy.may_start(1, 13), decision::start());
+  policy.on_iteration_start(1, 13);
+  policy.on_iteration_end(1, report_of(13, 16, beefier), 16);
+  EXPECT_EQ(policy.stats(1).fallbacks, 1);
+}
+
+TEST(Scrooge, StatisticsOutliveTheJobAndAddUp) {
+  scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0});
+  profile_both(policy);
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  ASSERT_EQ(policy.may_start(2, 10.5).what, decision::verdict::wait_until);
+  policy.on_iteration_start(2, 10.6);
+  policy.on_departure(2, 11);
+  const auto named = [](const std::vector<policy_statistic>& statistics, const char* name) {
+    const auto found = std::find_if(statistics.begin(), statistics.end(),
+                                    [&](const auto& s) { return s.name == name; });
+    return found == statistics.end() ? -1.0 : found->value;
+  };
+  const auto departed = policy.job_statistics(2);
+  EXPECT_EQ(named(departed, "iterations"), 1.0);  // its profiling iteration
+  EXPECT_EQ(named(departed, "delayed"), 1.0);
+  EXPECT_NEAR(named(departed, "total_shift_s"), 0.1, 1e-9);
+  EXPECT_NEAR(named(departed, "mean_shift_s"), 0.1, 1e-9);
+  EXPECT_EQ(named(departed, "shared_starts"), 1.0);
+  const auto system = policy.system_statistics();
+  EXPECT_EQ(named(system, "iterations"), 2.0);
+  EXPECT_EQ(named(system, "delayed"), 1.0);
+  EXPECT_EQ(named(system, "effective_budget_bytes"), 650.0);
 }
 
 TEST(Scrooge, AJobWhosePeakExceedsTheBudgetIsRefusedWithTheNumbers) {

@@ -19,6 +19,7 @@
 
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/memory/trace.hpp"
+#include "tandem/schedule/policy.hpp"
 #include "tandem/schedule/usage_curve.hpp"
 
 namespace tandem::runtime {
@@ -29,7 +30,7 @@ struct job_memory {
   std::size_t reserved_bytes = 0;
 };
 
-class memory_monitor final : public memory::trace_sink {
+class memory_monitor final : public memory::trace_sink, public schedule::progress_source {
  public:
   /// `timeline`: where CSV rows go (nullptr for none); it must outlive the monitor. `origin`:
   /// time zero of the time_s column.
@@ -43,6 +44,8 @@ class memory_monitor final : public memory::trace_sink {
   void on_event(const memory::trace_event& event) override;
 
   [[nodiscard]] job_memory current(memory::job_id job) const;
+  /// Region events since the job's window (iteration) started, and the regions it holds.
+  [[nodiscard]] schedule::job_progress_view progress(memory::job_id job) const override;
   /// What a window (an iteration) saw of a job: its live bytes at their highest, and the
   /// regions it held (a usage curve, times relative to the window's start).
   struct window {

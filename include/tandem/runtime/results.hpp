@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tandem/schedule/policy.hpp"
+
 namespace tandem::runtime {
 
 inline constexpr int results_schema_version = 1;
@@ -48,6 +50,9 @@ struct job_result {
   std::optional<double> first_loss;  ///< mean of the first iterations' losses
   std::optional<double> last_loss;   ///< mean of the last iterations' losses
   std::vector<iteration_record> iteration_log;
+  /// What the policy reports of its decisions for this job (scrooge: iterations delayed,
+  /// TimeShift, fallbacks...); empty for policies with nothing to report.
+  std::vector<schedule::policy_statistic> policy_stats;
 };
 
 /// A budget change of the workload's schedule, when it took effect.
@@ -68,6 +73,7 @@ struct run_result {
   std::size_t peak_live_bytes = 0;      ///< all jobs together
   std::size_t peak_reserved_bytes = 0;  ///< all jobs together; never above the budget
   std::vector<job_result> jobs;
+  std::vector<schedule::policy_statistic> policy_stats;  ///< over all jobs
 
   [[nodiscard]] std::size_t failed_jobs() const;
 };

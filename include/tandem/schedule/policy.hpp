@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tandem/memory/trace.hpp"
 #include "tandem/schedule/usage_curve.hpp"
@@ -56,6 +57,28 @@ struct decision {
   friend bool operator==(const decision&, const decision&) = default;
 };
 
+/// Where a running job is within its iteration, as the driver observes it: the regions it has
+/// taken or returned since the iteration started, and what it holds now.
+struct job_progress_view {
+  std::size_t region_events = 0;
+  std::size_t held_bytes = 0;
+};
+
+/// Lets a memory-aware policy read running jobs' progress when it decides (the runtime's memory
+/// monitor, or the simulator's state). Read-only; called under the driver's serialization.
+class progress_source {
+ public:
+  virtual ~progress_source() = default;
+  [[nodiscard]] virtual job_progress_view progress(job_id job) const = 0;
+};
+
+/// A named number a policy reports about its decisions (iterations delayed, seconds shifted...).
+struct policy_statistic {
+  std::string name;
+  double value = 0;
+  friend bool operator==(const policy_statistic&, const policy_statistic&) = default;
+};
+
 class policy {
  public:
   virtual ~policy() = default;
@@ -71,8 +94,20 @@ class policy {
                                 double /*now_s*/) {}
   virtual void on_budget_change(std::size_t /*budget_bytes*/, double /*now_s*/) {}
 
+  /// Gives the policy a view of running jobs' progress (nullptr: none). Policies that do not
+  /// plan memory ignore it.
+  virtual void set_progress_source(const progress_source* /*source*/) {}
+
   /// May `job` start its next iteration at `now_s`?
   [[nodiscard]] virtual decision may_start(job_id job, double now_s) = 0;
+
+  /// What the policy did for `job`, also after it departed; empty for a policy with nothing
+  /// to report. The runtime puts these in the results.
+  [[nodiscard]] virtual std::vector<policy_statistic> job_statistics(job_id /*job*/) const {
+    return {};
+  }
+  /// The same over all jobs.
+  [[nodiscard]] virtual std::vector<policy_statistic> system_statistics() const { return {}; }
 
   /// Bytes of regions `job` may hold, when the policy partitions memory (static); empty for no
   /// per-job limit. Asked after on_arrival and after every budget change.

@@ -13,6 +13,12 @@
 // - fallback: when an iteration departs from its prediction by more than the threshold (the
 //   beefy-plus-lean case of §5.3), the job runs time-multiplexed, alone, until one of its
 //   iterations matches the prediction again.
+// With a progress source (the runtime's memory monitor), the start condition does not trust
+// timing: a job starts when, for every other job, the most it can still hold given how many
+// region events it has done this iteration, plus the job's own peak, fits the budget. That
+// holds whatever speed the jobs run at beside each other; a blocked job asks again every poll_s.
+// Without one (the simulator, unit tests), the TimeShift decides (Zico §5.3). A job may not
+// overtake one that asked earlier and still waits unless that one would fit beside it too.
 // Budget ramp: predictions use a lowered budget at first (ramp_start x budget), raised to the
 // real one over ramp_iterations informed iterations (§5.3), so that early, still-unsettled
 // lifespans are not trusted with the whole budget.
@@ -36,14 +42,16 @@ struct scrooge_options {
   double ramp_start = 0.8;            ///< fraction of the budget predictions start with, (0, 1]
   std::int64_t ramp_iterations = 10;  ///< informed iterations to reach the whole budget (0: none)
   double fallback_threshold = 0.25;   ///< relative miss (peak or duration) that triggers fallback
+  double poll_s = 0.002;  ///< with a progress source: how often a blocked job asks again
 };
 
 struct scrooge_job_stats {
   std::int64_t iterations = 0;
-  std::int64_t delayed = 0;      ///< iterations that got a TimeShift > 0
-  double total_shift_s = 0;      ///< sum of the TimeShifts decided
-  std::int64_t fallbacks = 0;    ///< times the job fell back to time multiplexing
-  std::int64_t event_waits = 0;  ///< decisions to wait for another job's iteration end
+  std::int64_t delayed = 0;        ///< iterations that got a TimeShift > 0
+  double total_shift_s = 0;        ///< sum of the TimeShifts decided
+  std::int64_t fallbacks = 0;      ///< times the job fell back to time multiplexing
+  std::int64_t event_waits = 0;    ///< decisions to wait for another job's iteration end
+  std::int64_t shared_starts = 0;  ///< iterations started while another job's was running
 };
 
 class scrooge_policy final : public policy {
@@ -57,7 +65,12 @@ class scrooge_policy final : public policy {
   void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
   void on_budget_change(std::size_t budget_bytes, double now_s) override;
   [[nodiscard]] decision may_start(job_id job, double now_s) override;
+  void set_progress_source(const progress_source* source) override { progress_ = source; }
 
+  [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
+  [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
+
+  /// Also answers for a job that departed.
   [[nodiscard]] scrooge_job_stats stats(job_id job) const;
   /// The budget predictions use now (the ramp's current value).
   [[nodiscard]] std::size_t effective_budget() const;
@@ -79,6 +92,8 @@ class scrooge_policy final : public policy {
   [[nodiscard]] bool anyone_running_except(job_id job) const;
   [[nodiscard]] bool someone_runs_alone() const;
   [[nodiscard]] std::size_t idle_holdings_except(job_id job) const;
+  [[nodiscard]] std::size_t most_it_may_hold(job_id id, const job_state& state) const;
+  [[nodiscard]] decision decide_by_progress(job_id job, job_state& state, double now_s);
   [[nodiscard]] bool missed_prediction(const usage_curve& predicted,
                                        const usage_curve& observed) const;
 
@@ -86,6 +101,8 @@ class scrooge_policy final : public policy {
   scrooge_options options_;
   std::int64_t informed_iterations_ = 0;  // for the ramp
   std::map<job_id, job_state> jobs_;
+  std::map<job_id, scrooge_job_stats> departed_;  // so that results can report them
+  const progress_source* progress_ = nullptr;
   time_shift_solver solver_;
   std::vector<other_job> others_;  // reused by may_start
 };

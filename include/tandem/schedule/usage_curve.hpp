@@ -40,6 +40,9 @@ struct indexed_curve {
   explicit indexed_curve(usage_curve c);
   /// The most held at any moment from `offset_s` on (including what is held at offset_s).
   [[nodiscard]] std::size_t most_held_from(double offset_s) const;
+  /// The most held after any of the steps from the `events`-th on (the job's position counted
+  /// in region events rather than time); what it holds at the end once past the last.
+  [[nodiscard]] std::size_t most_held_after_events(std::size_t events) const;
 };
 
 }  // namespace tandem::schedule
