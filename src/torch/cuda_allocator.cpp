@@ -137,6 +137,10 @@ void* allocate_on_job_stream(std::size_t bytes, int device, cudaStream_t native)
                  "stream " + stream_text(native) + " of " + job_text(*owner) +
                      " is still registered but its pool was uninstalled; drop the job's "
                      "bindings before uninstall_cuda_allocator");
+  // Before taking memory for this operation, let the device catch up to the in-flight limit.
+  if (auto* limiter = owner->inflight(); limiter != nullptr) {
+    static_cast<void>(limiter->mark(owner->stream()));
+  }
   return owner->pool().allocate(owner->job(), owner->stream(), bytes, kind_for(*owner));
 }
 
@@ -259,8 +263,13 @@ void uninstall_cuda_allocator(memory::device_pool& pool) noexcept {
 }
 
 cuda_job_stream_binding::cuda_job_stream_binding(memory::device_pool& pool, memory::job_id job,
-                                                 device::stream& stream)
-    : pool_(&pool), job_(job), stream_(&stream), native_(device::native_handle(stream)) {
+                                                 device::stream& stream, std::size_t inflight_limit)
+    : inflight_(inflight_limit > 0 ? std::make_unique<device::inflight_limiter>(inflight_limit)
+                                   : nullptr),
+      pool_(&pool),
+      job_(job),
+      stream_(&stream),
+      native_(device::native_handle(stream)) {
   (void)pool.stats(job);  // throws usage_error for a job the pool does not know
   const std::lock_guard lock(state_mutex);
   const auto pool_index = installed_index(pool);

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
@@ -265,6 +266,38 @@ TEST_F(CudaAllocator, ABudgetTooSmallRaisesOutOfMemoryAndThePoolStaysUsable) {
   auto fits = torch::ones({1024, 1024}, floats());  // 4 MiB
   EXPECT_EQ(pool_->owner_of(fits.data_ptr()), job_a_);
   EXPECT_EQ(fits.sum().item<float>(), 1024.0F * 1024.0F);
+}
+
+// Zico's in-flight limit: with the stream held back, the job's thread gets `limit` allocations
+// ahead of the device and then waits in the allocation until the device catches up.
+TEST_F(CudaAllocator, TheInflightLimitKeepsAllocationWithinLimitOperationsOfExecution) {
+  constexpr std::size_t limit = 4;
+  cuda_job_stream_binding bound(*pool_, job_a_, *stream_a_, limit);
+  ASSERT_NE(bound.inflight(), nullptr);
+  gate held_back;
+  stream_a_->launch_host(held_back.closed());
+  std::atomic<int> allocated{0};
+  std::thread job([&] {
+    const c10::cuda::CUDAStreamGuard on_job_stream(torch_stream(bound));
+    std::vector<torch::Tensor> tensors;
+    for (int op = 0; op < 8; ++op) {
+      tensors.push_back(torch::empty({1024}, floats()));
+      allocated.fetch_add(1);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (allocated.load() < static_cast<int>(limit) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(allocated.load(), static_cast<int>(limit))
+      << "the allocation past the limit did not wait";
+  held_back.open();
+  job.join();
+  EXPECT_EQ(allocated.load(), 8);
+  EXPECT_GE(bound.inflight()->waits(), 1);
+  stream_a_->synchronize();
 }
 
 TEST_F(CudaAllocator, AnAllocationOnAStreamNoJobRegisteredIsAClearError) {

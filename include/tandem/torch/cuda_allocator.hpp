@@ -37,7 +37,9 @@
 // allocation hooks take no lock of their own (the registry is read lock-free), only the pool's.
 
 #include <cstddef>
+#include <memory>
 
+#include "tandem/device/inflight_limiter.hpp"
 #include "tandem/device/stream.hpp"
 #include "tandem/memory/device_pool.hpp"
 
@@ -82,9 +84,17 @@ class cuda_allocator_scope {
 /// several streams (compute and copy); a stream belongs to one job. Throws usage_error when the
 /// pool is not installed, the job unknown, the stream not a CUDA stream or registered already.
 /// Not movable: the registry points at it.
+///
+/// `inflight_limit` > 0 applies Zico's in-flight limit (§6.1) to the stream: each allocation marks
+/// the stream and waits while more than that many marks are pending on the device, so that memory
+/// is taken at most that many allocating operations ahead of execution (device/inflight_limiter).
+/// The wait happens on the allocating thread, which for the backward pass is libtorch's autograd
+/// thread, shared by every job on the device: a job whose stream is behind slows the others'
+/// backward passes too, as it would in libtorch's own queueing.
 class cuda_job_stream_binding {
  public:
-  cuda_job_stream_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream);
+  cuda_job_stream_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream,
+                          std::size_t inflight_limit = 0);
   ~cuda_job_stream_binding();
   cuda_job_stream_binding(const cuda_job_stream_binding&) = delete;
   cuda_job_stream_binding& operator=(const cuda_job_stream_binding&) = delete;
@@ -96,8 +106,11 @@ class cuda_job_stream_binding {
   [[nodiscard]] void* native_stream() const { return native_; }
   /// The CUDA ordinal of the pool's device, which the stream must belong to.
   [[nodiscard]] int device() const { return device_; }
+  /// The stream's in-flight limiter; nullptr when it has no limit.
+  [[nodiscard]] device::inflight_limiter* inflight() const { return inflight_.get(); }
 
  private:
+  std::unique_ptr<device::inflight_limiter> inflight_;
   memory::device_pool* pool_;
   memory::job_id job_;
   device::stream* stream_;
