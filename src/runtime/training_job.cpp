@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "tandem/memory/tensor_classifier.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
 #include "tandem/torch/intra_op_threads.hpp"
@@ -115,7 +116,10 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     // is per thread; OpenMP workers, created later from this thread, inherit it.
     at::globalContext().setFlushDenormal(true);
     torch_support::set_intra_op_threads(static_cast<int>(spec.threads));
-    torch_support::job_binding binding(context.pool, id, *stream);
+    // Kinds learned from the job's own allocations (Zico §6.2); the phase scopes in
+    // trainer::step supply the fallback for what it has not learned. Outlives the binding.
+    memory::tensor_classifier classifier;
+    torch_support::job_binding binding(context.pool, id, *stream, &classifier);
     std::unique_ptr<trainer> job;
     try {
       for (;;) {
@@ -134,7 +138,15 @@ job_result train(const job_spec& spec, const models::model_options& model_option
         }
         progress.now = phase::training;
         context.monitor.restart_peak_window(id);
-        const double loss = job->step(static_cast<std::int64_t>(result.iteration_log.size()));
+        const auto iteration = static_cast<std::int64_t>(result.iteration_log.size());
+        // The first step is not shown to the classifier: it alone makes the optimizer's state,
+        // so its allocation sequence matches no later one (learned from it, Adam's later
+        // temporaries would take the state's positions and sizes, and be tagged persistent).
+        // The second step learns; the later ones get the learned kinds.
+        const bool classified = iteration > 0;
+        if (classified) classifier.begin_iteration();
+        const double loss = job->step(iteration);
+        if (classified) classifier.end_iteration();
         context.pool.poll(id);
         auto measured = context.monitor.restart_window(id);
         schedule::iteration_report report{start_s, gate.now(), measured.peak_live_bytes,

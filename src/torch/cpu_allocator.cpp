@@ -37,6 +37,12 @@ void free_pooled(void* ptr) {
     return;
   }
   if (const auto owner = pool->owner_of(ptr)) {
+    // The classifier learns lifetimes from its job's frees. Frees on other threads are not
+    // seen (the job's thread frees nearly everything: autograd on the CPU runs on it too).
+    if (const binding* job = current_binding();
+        job != nullptr && job->classifier != nullptr && job->pool == pool && job->job == *owner) {
+      job->classifier->on_free(ptr);
+    }
     pool->deallocate(*owner, ptr);
   } else {
     pool->deallocate(memory::no_job, ptr);  // reported as an invalid free, pool untouched
@@ -49,7 +55,15 @@ c10::DataPtr allocate_pooled(std::size_t bytes) {
   if (job == nullptr || job->pool != pool) {
     return previous->allocate(bytes);
   }
-  void* ptr = pool->allocate(job->job, *job->stream, bytes, job->kind);
+  if (job->classifier == nullptr) {
+    void* ptr = pool->allocate(job->job, *job->stream, bytes, job->kind);
+    return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
+  }
+  // The scope's kind is the fallback for what the classifier has not learned. The allocation
+  // is counted only once it succeeded, so a refused one does not shift the positions.
+  const auto kind = job->classifier->classify(bytes, job->kind);
+  void* ptr = pool->allocate(job->job, *job->stream, bytes, kind);
+  job->classifier->on_allocate(ptr, bytes);
   return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
 }
 

@@ -13,10 +13,11 @@ const binding* current_binding() noexcept {
   return bound ? &current : nullptr;
 }
 
-job_binding::job_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream)
+job_binding::job_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream,
+                         memory::tensor_classifier* classifier)
     : previous_(current), had_previous_(bound) {
   (void)pool.stats(job);  // throws usage_error for a job the pool does not know
-  current = binding{&pool, job, &stream, memory::alloc_kind::unknown};
+  current = binding{&pool, job, &stream, memory::alloc_kind::unknown, classifier};
   bound = true;
 }
 

@@ -51,16 +51,23 @@ TEST_F(DevicePool, KindsAndSizesLiveInSeparateRegions) {
   void* feature = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::feature_map);
   void* scratch = pool.allocate(job, *stream_, 4 * KiB, alloc_kind::temporary);
   void* small_fm = pool.allocate(job, *stream_, 8 * KiB, alloc_kind::feature_map);
+  void* big_scratch = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::temporary);
+  void* gradient = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::gradient);
   std::set<std::size_t> regions;
-  for (void* p : {weights, feature, scratch}) regions.insert(testing::region_of(pool, p));
-  EXPECT_EQ(regions.size(), 3u) << "persistent, large and small blocks must not share regions";
+  for (void* p : {weights, feature, scratch, big_scratch}) {
+    regions.insert(testing::region_of(pool, p));
+  }
+  EXPECT_EQ(regions.size(), 4u)
+      << "persistent, large, large temporary and small blocks must not share regions";
   EXPECT_EQ(testing::region_of(pool, scratch), testing::region_of(pool, small_fm))
       << "small blocks of any non-persistent kind share the small-block regions";
+  EXPECT_EQ(testing::region_of(pool, feature), testing::region_of(pool, gradient))
+      << "feature maps and gradients share the large regions";
   const auto stats = pool.stats(job);
   EXPECT_EQ(stats.by_kind[index_of(alloc_kind::persistent)].live_bytes, 512 * KiB);
   EXPECT_EQ(stats.by_kind[index_of(alloc_kind::feature_map)].live_bytes, 520 * KiB);
-  EXPECT_EQ(stats.by_kind[index_of(alloc_kind::temporary)].live_bytes, 4 * KiB);
-  EXPECT_EQ(stats.reserved_bytes, 3 * 2 * MiB);
+  EXPECT_EQ(stats.by_kind[index_of(alloc_kind::temporary)].live_bytes, 516 * KiB);
+  EXPECT_EQ(stats.reserved_bytes, 4 * 2 * MiB);
 }
 
 TEST_F(DevicePool, ReusesTheBestFittingFreeBlock) {

@@ -1,11 +1,13 @@
 #pragma once
 // Which job a thread's libtorch allocations belong to. A job's thread holds a job_binding while
 // it trains; every tensor libtorch allocates on that thread then lands in the pool under the job,
-// on the job's stream, with the kind of the innermost kind_scope.
+// on the job's stream, with the kind of the innermost kind_scope, or, when the binding has a
+// tensor_classifier, the kind it learned for that allocation (the scope's kind as its fallback).
 
 #include "tandem/device/stream.hpp"
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/memory/device_pool.hpp"
+#include "tandem/memory/tensor_classifier.hpp"
 
 namespace tandem::torch_support {
 
@@ -14,6 +16,8 @@ struct binding {
   memory::job_id job = 0;
   device::stream* stream = nullptr;
   memory::alloc_kind kind = memory::alloc_kind::unknown;
+  /// Learns kinds from the job's allocations and frees; nullptr: the kind_scope decides alone.
+  memory::tensor_classifier* classifier = nullptr;
 };
 
 /// The calling thread's binding, or nullptr when its allocations do not belong to a job.
@@ -21,9 +25,11 @@ struct binding {
 
 /// Binds the calling thread to (pool, job, stream) for its lifetime; restores the previous
 /// binding when destroyed, so bindings nest. Not movable: it lives on the thread's stack.
+/// A `classifier` must outlive the binding and be used by this thread only while bound.
 class job_binding {
  public:
-  job_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream);
+  job_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream,
+              memory::tensor_classifier* classifier = nullptr);
   ~job_binding();
   job_binding(const job_binding&) = delete;
   job_binding& operator=(const job_binding&) = delete;
