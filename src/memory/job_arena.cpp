@@ -13,7 +13,8 @@ job_arena::job_arena(job_id id, std::string name, pool_context& context)
 region_class job_arena::class_of(std::size_t bytes, alloc_kind kind) const {
   if (kind == alloc_kind::persistent) return region_class::persistent;
   if (bytes < context_.options.small_threshold) return region_class::small;
-  return kind == alloc_kind::temporary ? region_class::transient : region_class::large;
+  const bool ephemeral = kind == alloc_kind::temporary || kind == alloc_kind::gradient;
+  return ephemeral ? region_class::transient : region_class::large;
 }
 
 std::uint16_t job_arena::slot_of(device::stream& stream) {

@@ -58,11 +58,11 @@ TEST_F(DevicePool, KindsAndSizesLiveInSeparateRegions) {
     regions.insert(testing::region_of(pool, p));
   }
   EXPECT_EQ(regions.size(), 4u)
-      << "persistent, large, large temporary and small blocks must not share regions";
+      << "persistent, feature map, ephemeral and small blocks must not share regions";
   EXPECT_EQ(testing::region_of(pool, scratch), testing::region_of(pool, small_fm))
       << "small blocks of any non-persistent kind share the small-block regions";
-  EXPECT_EQ(testing::region_of(pool, feature), testing::region_of(pool, gradient))
-      << "feature maps and gradients share the large regions";
+  EXPECT_EQ(testing::region_of(pool, big_scratch), testing::region_of(pool, gradient))
+      << "gradient maps and temporaries, both ephemeral, share regions apart from feature maps";
   const auto stats = pool.stats(job);
   EXPECT_EQ(stats.by_kind[index_of(alloc_kind::persistent)].live_bytes, 512 * KiB);
   EXPECT_EQ(stats.by_kind[index_of(alloc_kind::feature_map)].live_bytes, 520 * KiB);

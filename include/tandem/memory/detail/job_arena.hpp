@@ -41,10 +41,10 @@
 
 namespace tandem::memory::detail {
 
-/// Which regions a block may come from. Persistent state, small blocks, temporaries and the rest
-/// (feature maps, gradients) each get regions of their own (Zico §6.3, Salus §3.3): a short-lived
-/// buffer freed mid-iteration then leaves no hole between long-lived feature maps, and its region
-/// can go back to the sharable area as soon as it empties.
+/// Which regions a block may come from. Persistent state, small blocks, the ephemeral kinds
+/// (temporaries and gradient maps) and feature maps (with unclassified data) each get regions of
+/// their own (Zico §4, §6.3; Salus §3.3): a short-lived buffer freed mid-iteration then leaves no
+/// hole between long-lived feature maps, and its region can go back as soon as it empties.
 enum class region_class : std::uint8_t { persistent, small, large, transient };
 inline constexpr std::size_t region_class_count = 4;
 
