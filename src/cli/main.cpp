@@ -65,9 +65,20 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 65536));
   models_cmd->add_option("--model", zoo.only, "Only this model");
   models_cmd->add_flag("!--no-measure", zoo.measure, "List without training an iteration");
+
+  tandem::cli::profile_command_options profile;
+  auto* profile_cmd = app.add_subcommand(
+      "profile", "Train each job of a workload alone and write its profile (JSON)");
+  profile_cmd->add_option("workload", profile.workload, "Workload file (TOML; see examples/)")
+      ->required();
+  profile_cmd->add_option("--iterations", profile.iterations, "Iterations per job (at least 2)")
+      ->check(CLI::Range(2, 1000000));
+  profile_cmd->add_option("--out", profile.out_path, "Where the profiles go (JSON)");
 #else
   auto* run_cmd = app.add_subcommand("run", "(needs a build with libtorch)")->allow_extras();
   auto* models_cmd = app.add_subcommand("models", "(needs a build with libtorch)")->allow_extras();
+  auto* profile_cmd =
+      app.add_subcommand("profile", "(needs a build with libtorch)")->allow_extras();
 #endif
 
   try {
@@ -76,8 +87,11 @@ int main(int argc, char** argv) {
 #if TANDEM_HAVE_TORCH
     if (run_cmd->parsed()) return tandem::cli::run_workload_command(run, std::cout, std::cerr);
     if (models_cmd->parsed()) return tandem::cli::list_models_command(zoo, std::cout);
+    if (profile_cmd->parsed()) {
+      return tandem::cli::profile_workload_command(profile, std::cout, std::cerr);
+    }
 #else
-    if (run_cmd->parsed() || models_cmd->parsed()) {
+    if (run_cmd->parsed() || models_cmd->parsed() || profile_cmd->parsed()) {
       std::cerr << "tandem: this build has no libtorch, so it cannot train; run "
                    "scripts/install-deps.sh and rebuild (cmake finds libtorch-dev)\n";
       return 2;

@@ -6,10 +6,12 @@
 #include <fstream>
 #include <iomanip>
 #include <ostream>
+#include <vector>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/models/zoo.hpp"
+#include "tandem/runtime/profile.hpp"
 #include "tandem/runtime/session.hpp"
 
 namespace tandem::cli {
@@ -122,6 +124,36 @@ int list_models_command(const models_command_options& options, std::ostream& out
   }
   out << "resnet: the resnet of model_options.depth (20, 56, 110 or 50)\n";
   return 0;
+}
+
+int profile_workload_command(const profile_command_options& options, std::ostream& out,
+                             std::ostream& progress) {
+  const auto spec = runtime::load_workload(options.workload, runtime::training_vocabulary());
+  std::ofstream file = open_output(options.out_path, "profiles");
+  const auto profiles = runtime::profile_workload(spec, options.iterations, &progress);
+  runtime::write_profile_json(profiles, file);
+  file.close();
+  TANDEM_EXPECTS(!file.fail(), device_error,
+                 "writing the profiles to '" + options.out_path + "' failed");
+  int failed = 0;
+  for (const auto& job : profiles.jobs) {
+    out << job.name << " (" << job.model << ", batch " << job.batch_size << "): ";
+    if (!job.completed) {
+      out << "failed: " << job.error << '\n';
+      ++failed;
+      continue;
+    }
+    std::vector<double> times = job.iteration_s;
+    std::sort(times.begin(), times.end());
+    out << times.size() << " iterations, median " << std::fixed << std::setprecision(3)
+        << times[times.size() / 2] << " s; persistent " << format_bytes(job.persistent_bytes)
+        << ", peak live " << format_bytes(job.peak_live_bytes) << ", peak held "
+        << format_bytes(job.peak_reserved_bytes) << "; "
+        << (job.last_iteration ? job.last_iteration->allocations.size() : 0)
+        << " allocations and frees in the last iteration\n";
+  }
+  out << "profiles: " << options.out_path << '\n';
+  return failed == 0 ? 0 : 3;
 }
 
 }  // namespace tandem::cli

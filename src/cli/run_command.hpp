@@ -1,5 +1,6 @@
 #pragma once
-// `tandem run` and `tandem models`: real training jobs (builds with libtorch only).
+// `tandem run`, `tandem models` and `tandem profile`: real training jobs (builds with libtorch
+// only).
 
 #include <cstddef>
 #include <cstdint>
@@ -32,5 +33,16 @@ struct models_command_options {
 
 /// Lists the zoo: parameters and, when measuring, the peak memory of a training iteration.
 int list_models_command(const models_command_options& options, std::ostream& out);
+
+struct profile_command_options {
+  std::string workload;
+  std::int64_t iterations = 5;
+  std::string out_path = "profiles.json";
+};
+
+/// Profiles every job of the workload alone (runtime/profile.hpp) and writes them as JSON.
+/// Returns 0 when every job was profiled, 3 when one failed (it is in the file with its error).
+int profile_workload_command(const profile_command_options& options, std::ostream& out,
+                             std::ostream& progress);
 
 }  // namespace tandem::cli

@@ -20,8 +20,9 @@ std::string csv_field(const std::string& text) {
 
 }  // namespace
 
-memory_monitor::memory_monitor(std::ostream* timeline, std::chrono::steady_clock::time_point origin)
-    : timeline_(timeline), origin_(origin) {
+memory_monitor::memory_monitor(std::ostream* timeline, std::chrono::steady_clock::time_point origin,
+                               bool record_allocations)
+    : timeline_(timeline), origin_(origin), record_allocations_(record_allocations) {
   if (timeline_ != nullptr) *timeline_ << csv_header << '\n';
 }
 
@@ -40,11 +41,19 @@ void memory_monitor::on_event(const memory::trace_event& event) {
   const auto kind = memory::index_of(event.kind);
   switch (event.op) {
     case trace_op::alloc:
+      if (record_allocations_) {
+        job.window_allocations.push_back(
+            {time_s - job.window_start_s, static_cast<std::int64_t>(event.bytes), event.kind});
+      }
       state.live_by_kind[kind] += event.bytes;
       state.live_bytes += event.bytes;
       job.window_peak = std::max(job.window_peak, state.live_bytes);
       break;
     case trace_op::free:
+      if (record_allocations_) {
+        job.window_allocations.push_back(
+            {time_s - job.window_start_s, -static_cast<std::int64_t>(event.bytes), event.kind});
+      }
       state.live_by_kind[kind] -= std::min(state.live_by_kind[kind], event.bytes);
       state.live_bytes -= std::min(state.live_bytes, event.bytes);
       break;
@@ -87,7 +96,9 @@ memory_monitor::window memory_monitor::restart_window(memory::job_id job) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
   std::lock_guard lock(mutex_);
   auto& state = jobs_[job];
-  window closed{state.window_peak, std::move(state.window_held)};
+  window closed{state.window_peak, std::move(state.window_held),
+                std::move(state.window_allocations)};
+  state.window_allocations = {};
   closed.held.duration_s = now_s - state.window_start_s;
   state.window_peak = state.memory.live_bytes;
   state.window_start_s = now_s;

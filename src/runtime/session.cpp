@@ -250,7 +250,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
   if (spec.device.region_size != 0) pool_settings.region_size = spec.device.region_size;
   memory::device_pool pool(backend, pool_settings);
   const auto origin = std::chrono::steady_clock::now();  // time zero of every report
-  memory_monitor monitor(options.timeline, origin);
+  memory_monitor monitor(options.timeline, origin, options.record_allocations);
   pool.set_trace_sink(&monitor);
   torch_support::cpu_allocator_scope allocator(pool);
 
@@ -258,7 +258,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
       schedule::make_policy(policy_name(spec, options), policy_context_of(spec, options, budget));
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
-  detail::training_context context{backend, pool, gate, monitor};
+  detail::training_context context{backend, pool, gate, monitor, options.record_allocations};
 
   // Arrivals in time order; equal times keep the file's order (exclusive's FIFO relies on it).
   std::vector<std::size_t> order(spec.jobs.size());

@@ -16,9 +16,11 @@
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/memory/trace.hpp"
+#include "tandem/runtime/results.hpp"
 #include "tandem/schedule/policy.hpp"
 #include "tandem/schedule/usage_curve.hpp"
 
@@ -34,9 +36,11 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
  public:
   /// `timeline`: where CSV rows go (nullptr for none); it must outlive the monitor. `origin`:
   /// time zero of the time_s column.
+  /// `record_allocations`: windows also keep every allocation and free (for profiles).
   explicit memory_monitor(
       std::ostream* timeline = nullptr,
-      std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now());
+      std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now(),
+      bool record_allocations = false);
 
   /// Names a job in the timeline (rows of unnamed jobs show the id).
   void name_job(memory::job_id job, std::string name);
@@ -51,6 +55,7 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   struct window {
     std::size_t peak_live_bytes = 0;
     schedule::usage_curve held;
+    std::vector<allocation_step> allocations;  ///< when recording allocations
   };
   /// Closes `job`'s window and starts the next at its current state.
   window restart_window(memory::job_id job);
@@ -69,6 +74,7 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
     std::size_t window_peak = 0;
     double window_start_s = 0;
     schedule::usage_curve window_held;
+    std::vector<allocation_step> window_allocations;
     std::string name;
   };
 
@@ -76,6 +82,7 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   std::map<memory::job_id, job_state> jobs_;  // guarded by mutex_
   std::ostream* timeline_;                    // guarded by mutex_
   std::chrono::steady_clock::time_point origin_;
+  bool record_allocations_;
 };
 
 }  // namespace tandem::runtime

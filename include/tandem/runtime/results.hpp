@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/memory/alloc_kind.hpp"
 #include "tandem/schedule/policy.hpp"
 
 namespace tandem::runtime {
@@ -21,6 +22,21 @@ struct iteration_record {
   double end_s = 0;
   double loss = 0;
   std::size_t peak_bytes = 0;  ///< the job's live bytes at their highest in the iteration
+};
+
+/// One allocation (delta > 0) or free (delta < 0) of a job, relative to its iteration's start.
+struct allocation_step {
+  double at_s = 0;
+  std::int64_t delta_bytes = 0;
+  memory::alloc_kind kind = memory::alloc_kind::unknown;
+  friend bool operator==(const allocation_step&, const allocation_step&) = default;
+};
+
+/// A job's last complete iteration in detail, recorded when run_options::record_allocations is
+/// set (tandem profile): its allocations and frees, and the regions it held.
+struct iteration_detail {
+  std::vector<allocation_step> allocations;
+  schedule::usage_curve held;
 };
 
 enum class job_status { completed, failed };
@@ -53,6 +69,7 @@ struct job_result {
   /// What the policy reports of its decisions for this job (scrooge: iterations delayed,
   /// TimeShift, fallbacks...); empty for policies with nothing to report.
   std::vector<schedule::policy_statistic> policy_stats;
+  std::optional<iteration_detail> last_iteration;  ///< when recording allocations
 };
 
 /// A budget change of the workload's schedule, when it took effect.

@@ -26,6 +26,9 @@ struct run_options {
   std::ostream* timeline = nullptr;   ///< the memory timeline as CSV (memory_monitor.hpp)
   std::ostream* progress = nullptr;   ///< live progress lines while the jobs run
   double progress_interval_s = 1.0;
+  /// Record each job's last iteration in detail (job_result::last_iteration): every allocation
+  /// and free, and the regions held. What tandem profile writes.
+  bool record_allocations = false;
 };
 
 /// The names a workload may use in this build: models of the zoo, policies, optimizers.

@@ -1,0 +1,51 @@
+#pragma once
+// Job profiles (`tandem profile`): each job of a workload trained alone for a few iterations,
+// with its last iteration recorded in detail (every allocation and free with its kind and time,
+// the regions held over the iteration), its iteration times and its persistent memory. The
+// simulator replays them; the format is in docs/profile-format.md.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tandem/runtime/results.hpp"
+#include "tandem/runtime/workload.hpp"
+
+namespace tandem::runtime {
+
+inline constexpr int profile_schema_version = 1;
+
+struct job_profile {
+  std::string name;
+  std::string model;
+  std::int64_t batch_size = 0;
+  std::int64_t threads = 1;
+  bool completed = false;
+  std::string error;                ///< why profiling failed; empty when it completed
+  double setup_s = 0;               ///< building the model and optimizer
+  std::vector<double> iteration_s;  ///< every profiled iteration's duration, in order
+  std::size_t persistent_bytes = 0;
+  std::size_t peak_live_bytes = 0;
+  std::size_t peak_reserved_bytes = 0;
+  std::optional<iteration_detail> last_iteration;
+};
+
+struct profile_set {
+  std::string workload;
+  std::string device;
+  std::size_t region_size = 0;
+  std::vector<job_profile> jobs;
+};
+
+/// Trains every job of `spec` alone (one at a time, exclusive, on the workload's device and
+/// budget) for `iterations` iterations and records its profile. A job that fails is recorded
+/// with its error; the others are still profiled. Throws config_error for iterations < 2.
+[[nodiscard]] profile_set profile_workload(const workload& spec, std::int64_t iterations,
+                                           std::ostream* progress = nullptr);
+
+void write_profile_json(const profile_set& profiles, std::ostream& out);
+
+}  // namespace tandem::runtime

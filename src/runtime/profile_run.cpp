@@ -1,0 +1,57 @@
+#include <algorithm>
+#include <string>
+
+#include "tandem/common/error.hpp"
+#include "tandem/memory/pool_options.hpp"
+#include "tandem/runtime/profile.hpp"
+#include "tandem/runtime/session.hpp"
+
+namespace tandem::runtime {
+
+profile_set profile_workload(const workload& spec, std::int64_t iterations,
+                             std::ostream* progress) {
+  TANDEM_EXPECTS(iterations >= 2, config_error,
+                 "profiles need at least 2 iterations (the first also builds optimizer state), "
+                 "got " +
+                     std::to_string(iterations));
+  run_options options;
+  options.policy = "exclusive";
+  options.record_allocations = true;
+  validate_workload(spec, options);
+
+  profile_set profiles;
+  profiles.workload = spec.source;
+  for (const auto& job : spec.jobs) {
+    // Alone: one job, arriving at once, for exactly `iterations` iterations.
+    workload alone = spec;
+    alone.jobs = {job};
+    alone.jobs.front().arrival_s = 0;
+    alone.jobs.front().iterations = iterations;
+    alone.jobs.front().duration_s.reset();
+    alone.device.budget_schedule.clear();
+    if (progress != nullptr) *progress << "profiling " << job.name << " (" << job.model << ")\n";
+    const auto run = run_workload(alone, options);
+    profiles.device = run.device;
+    const auto& measured = run.jobs.front();
+    job_profile profile;
+    profile.name = measured.name;
+    profile.model = measured.model;
+    profile.batch_size = measured.batch_size;
+    profile.threads = measured.threads;
+    profile.completed = measured.status == job_status::completed;
+    profile.error = measured.error;
+    profile.setup_s = measured.setup_s;
+    for (const auto& it : measured.iteration_log)
+      profile.iteration_s.push_back(it.end_s - it.start_s);
+    profile.persistent_bytes = measured.persistent_bytes;
+    profile.peak_live_bytes = measured.peak_live_bytes;
+    profile.peak_reserved_bytes = measured.peak_reserved_bytes;
+    profile.last_iteration = measured.last_iteration;
+    profiles.jobs.push_back(std::move(profile));
+  }
+  profiles.region_size =
+      spec.device.region_size != 0 ? spec.device.region_size : memory::pool_options{}.region_size;
+  return profiles;
+}
+
+}  // namespace tandem::runtime
