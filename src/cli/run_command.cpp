@@ -36,6 +36,13 @@ std::ofstream open_output(const std::string& path, const char* what) {
   return out;
 }
 
+/// Closes a file open_output opened; a write that failed (disk full, say) is an error.
+void close_output(std::ofstream& out, const std::string& path, const char* what) {
+  out.close();
+  TANDEM_EXPECTS(!out.fail(), device_error,
+                 std::string("writing the ") + what + " to '" + path + "' failed");
+}
+
 }  // namespace
 
 int run_workload_command(const run_command_options& options, std::ostream& out,
@@ -62,9 +69,7 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   runtime::print_table(result, out);
   if (json.is_open()) {
     runtime::write_json(result, json);
-    json.close();
-    TANDEM_EXPECTS(!json.fail(), device_error,
-                   "writing the JSON results to '" + options.json_path + "' failed");
+    close_output(json, options.json_path, "JSON results");
     out << "results: " << options.json_path << "\n";
   }
   if (timeline.is_open()) {
@@ -132,9 +137,7 @@ int profile_workload_command(const profile_command_options& options, std::ostrea
   std::ofstream file = open_output(options.out_path, "profiles");
   const auto profiles = runtime::profile_workload(spec, options.iterations, &progress);
   runtime::write_profile_json(profiles, file);
-  file.close();
-  TANDEM_EXPECTS(!file.fail(), device_error,
-                 "writing the profiles to '" + options.out_path + "' failed");
+  close_output(file, options.out_path, "profiles");
   int failed = 0;
   for (const auto& job : profiles.jobs) {
     out << job.name << " (" << job.model << ", batch " << job.batch_size << "): ";

@@ -258,7 +258,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
       schedule::make_policy(policy_name(spec, options), policy_context_of(spec, options, budget));
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
-  detail::training_context context{backend, pool, gate, monitor, options.record_allocations};
+  detail::training_context context{backend, pool, gate, monitor};
 
   // Arrivals in time order; equal times keep the file's order (exclusive's FIFO relies on it).
   std::vector<std::size_t> order(spec.jobs.size());

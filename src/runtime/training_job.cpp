@@ -152,7 +152,7 @@ job_result train(const job_spec& spec, const models::model_options& model_option
         schedule::iteration_report report{start_s, gate.now(), measured.peak_live_bytes,
                                           std::move(measured.held)};
         result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
-        if (context.record_allocations) {
+        if (context.monitor.records_allocations()) {
           result.last_iteration = iteration_detail{std::move(measured.allocations), report.held};
         }
         progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());

@@ -27,7 +27,6 @@ struct training_context {
   memory::device_pool& pool;
   policy_gate& gate;
   memory_monitor& monitor;
-  bool record_allocations = false;  ///< keep each job's last iteration in detail
 };
 
 /// Trains `spec` as pool job `id` (registered with the pool and arrived at the gate) until it

@@ -71,22 +71,17 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
                  "scrooge: job " + std::to_string(job) + " asked to start before it arrived");
   auto& state = found->second;
   if (!state.first_ask_s) state.first_ask_s = now_s;
-  const auto wait_for_others = [&] {
-    state.stats.event_waits += 1;
-    state.asked_while_blocked = true;
-    return decision::wait_for_event();
-  };
-  if (someone_runs_alone() && !state.running) return wait_for_others();
+  if (someone_runs_alone() && !state.running) return wait_for_event(state);
   if (state.now != phase::informed || !state.profile) {
     // Profiling and fallback iterations run alone; while one waits for the others' iterations
     // to end, nobody starts a new one, so it cannot be starved.
     state.waiting_to_run_alone = anyone_running_except(job);
-    return state.waiting_to_run_alone ? wait_for_others() : decision::start();
+    return state.waiting_to_run_alone ? wait_for_event(state) : decision::start();
   }
   const bool someone_waits_to_run_alone = std::any_of(
       jobs_.begin(), jobs_.end(),
       [&](const auto& entry) { return entry.first != job && entry.second.waiting_to_run_alone; });
-  if (someone_waits_to_run_alone) return wait_for_others();
+  if (someone_waits_to_run_alone) return wait_for_event(state);
   const usage_curve& candidate = state.profile->curve;
   const std::size_t peak = state.profile->peak;
   if (peak > budget_) {
@@ -108,12 +103,18 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
     // Nobody's iteration is in the way: only the ramp can refuse, and it must not block
     // progress. Beside the others' idle holdings the real budget decides.
     shift = solver_.solve(now_s, budget_, candidate, peak, others_);
-    if (!shift) return wait_for_others();  // their holdings leave no room: wait for a departure
+    if (!shift) return wait_for_event(state);  // their holdings leave no room: wait for a departure
   }
-  if (!shift) return wait_for_others();
+  if (!shift) return wait_for_event(state);
   if (*shift <= 0) return decision::start();
   state.asked_while_blocked = true;
   return decision::wait_until(now_s + *shift);
+}
+
+decision scrooge_policy::wait_for_event(job_state& state) {
+  state.stats.event_waits += 1;
+  state.asked_while_blocked = true;
+  return decision::wait_for_event();
 }
 
 std::size_t scrooge_policy::most_it_may_hold(job_id id, const job_state& state) const {
@@ -127,32 +128,31 @@ decision scrooge_policy::decide_by_progress(job_id job, job_state& state, double
   const std::size_t budget = effective_budget();
   std::size_t others_most = 0;
   bool anyone_running = false;
+  most_held_.clear();  // in jobs_ order, the asking job's entry unused
   for (const auto& [id, other] : jobs_) {
-    if (id == job) continue;
-    others_most += most_it_may_hold(id, other);
-    anyone_running = anyone_running || other.running;
+    most_held_.push_back(id == job ? 0 : most_it_may_hold(id, other));
+    others_most += most_held_.back();
+    anyone_running = anyone_running || (id != job && other.running);
   }
-  const auto wait_for_event = [&] {
-    state.stats.event_waits += 1;
-    state.asked_while_blocked = true;
-    return decision::wait_for_event();
-  };
   const bool fits = others_most + peak <= budget ||
                     (!anyone_running && others_most + peak <= budget_);  // progress
   if (fits) {
     // No overtaking: a job that has asked earlier and is still waiting must fit beside this one
     // too, or this one waits for it (otherwise a short job could restart forever before it).
+    std::size_t index = 0;
     for (const auto& [id, other] : jobs_) {
+      const std::size_t other_most = most_held_[index++];
       if (id == job || other.running || !other.first_ask_s || !other.profile) continue;
       const bool earlier = *other.first_ask_s < *state.first_ask_s ||
                            (*other.first_ask_s == *state.first_ask_s && id < job);
       if (!earlier) continue;
-      const std::size_t beside = others_most - most_it_may_hold(id, other) + peak;
-      if (beside + other.profile->peak > budget) return wait_for_event();
+      const std::size_t beside = others_most - other_most + peak;
+      if (beside + other.profile->peak > budget) return wait_for_event(state);
     }
     return decision::start();
   }
-  if (!anyone_running) return wait_for_event();  // idle holdings leave no room: a departure will
+  // Idle holdings leave no room: only a departure can make some.
+  if (!anyone_running) return wait_for_event(state);
   // Room opens as the running jobs return regions, which the driver does not announce: ask again
   // soon. (The TimeShift's estimate would be a guess here: co-located jobs run at other speeds.)
   state.asked_while_blocked = true;

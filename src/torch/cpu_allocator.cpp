@@ -55,15 +55,13 @@ c10::DataPtr allocate_pooled(std::size_t bytes) {
   if (job == nullptr || job->pool != pool) {
     return previous->allocate(bytes);
   }
-  if (job->classifier == nullptr) {
-    void* ptr = pool->allocate(job->job, *job->stream, bytes, job->kind);
-    return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
-  }
-  // The scope's kind is the fallback for what the classifier has not learned. The allocation
-  // is counted only once it succeeded, so a refused one does not shift the positions.
-  const auto kind = job->classifier->classify(bytes, job->kind);
+  // The scope's kind decides alone without a classifier, and is the classifier's fallback for
+  // what it has not learned. An allocation is counted only once it succeeded, so a refused one
+  // does not shift the positions.
+  auto* classifier = job->classifier;
+  const auto kind = classifier != nullptr ? classifier->classify(bytes, job->kind) : job->kind;
   void* ptr = pool->allocate(job->job, *job->stream, bytes, kind);
-  job->classifier->on_allocate(ptr, bytes);
+  if (classifier != nullptr) classifier->on_allocate(ptr, bytes);
   return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "tandem/common/error.hpp"
@@ -305,15 +306,29 @@ class fake_progress final : public progress_source {
   std::map<job_id, job_progress_view> views;
 };
 
-TEST(ScroogeByProgress, AJobStartsWhenTheOthersRemainingMostPlusItsPeakFits) {
+class ScroogeByProgress : public ::testing::Test {
+ protected:
+  /// A policy deciding by `progress`, both jobs profiled on the pyramid and idle, holding 100.
+  scrooge_policy& profiled(std::size_t budget,
+                           scrooge_options options = {.ramp_start = 1, .ramp_iterations = 0}) {
+    policy_.emplace(budget, options);
+    policy_->set_progress_source(&progress);
+    profile_both(*policy_);
+    progress.views = {{1, {0, 100}}, {2, {0, 100}}};
+    return *policy_;
+  }
+
+  fake_progress progress;
+
+ private:
+  std::optional<scrooge_policy> policy_;
+};
+
+TEST_F(ScroogeByProgress, AJobStartsWhenTheOthersRemainingMostPlusItsPeakFits) {
   // The pyramid holds 200, 300, 400, 500, 400, 300, 200, 100 after its steps.
   EXPECT_EQ(indexed_curve(pyramid).most_held_after_events(5), 300u);
   EXPECT_EQ(indexed_curve(pyramid).most_held_after_events(8), 100u);
-  scrooge_policy policy(800, {.ramp_start = 1, .ramp_iterations = 0});
-  fake_progress progress;
-  policy.set_progress_source(&progress);
-  profile_both(policy);
-  progress.views = {{1, {0, 100}}, {2, {0, 100}}};
+  auto& policy = profiled(800);
   ASSERT_EQ(policy.may_start(1, 10), decision::start());
   policy.on_iteration_start(1, 10);
   // The clock says a is past its peak, but its progress says it has not begun: wait.
@@ -327,12 +342,8 @@ TEST(ScroogeByProgress, AJobStartsWhenTheOthersRemainingMostPlusItsPeakFits) {
   EXPECT_EQ(policy.stats(2).shared_starts, 1);
 }
 
-TEST(ScroogeByProgress, AJobThatAskedLaterDoesNotOvertakeOneThatWaits) {
-  scrooge_policy policy(800, {.ramp_start = 1, .ramp_iterations = 0});
-  fake_progress progress;
-  policy.set_progress_source(&progress);
-  profile_both(policy);
-  progress.views = {{1, {0, 100}}, {2, {0, 100}}};
+TEST_F(ScroogeByProgress, AJobThatAskedLaterDoesNotOvertakeOneThatWaits) {
+  auto& policy = profiled(800);
   ASSERT_EQ(policy.may_start(1, 10), decision::start());
   policy.on_iteration_start(1, 10);
   EXPECT_NE(policy.may_start(2, 10.1), decision::start());  // b waits for room
@@ -342,11 +353,9 @@ TEST(ScroogeByProgress, AJobThatAskedLaterDoesNotOvertakeOneThatWaits) {
   EXPECT_EQ(policy.may_start(2, 11), decision::start());
 }
 
-TEST(ScroogeByProgress, ASlowerIterationIsNoReasonToFallBackButAHigherPeakIs) {
-  scrooge_policy policy(2000, {.ramp_start = 1, .ramp_iterations = 0, .fallback_threshold = 0.25});
-  fake_progress progress;
-  policy.set_progress_source(&progress);
-  profile_both(policy);
+TEST_F(ScroogeByProgress, ASlowerIterationIsNoReasonToFallBackButAHigherPeakIs) {
+  auto& policy =
+      profiled(2000, {.ramp_start = 1, .ramp_iterations = 0, .fallback_threshold = 0.25});
   auto slow = pyramid;
   slow.duration_s = 3.0;  // shared compute: slower, same memory
   ASSERT_EQ(policy.may_start(1, 10), decision::start());

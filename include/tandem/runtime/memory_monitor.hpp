@@ -48,6 +48,8 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   void on_event(const memory::trace_event& event) override;
 
   [[nodiscard]] job_memory current(memory::job_id job) const;
+  /// Whether windows keep every allocation and free (the constructor's `record_allocations`).
+  [[nodiscard]] bool records_allocations() const { return record_allocations_; }
   /// Region events since the job's window (iteration) started, and the regions it holds.
   [[nodiscard]] schedule::job_progress_view progress(memory::job_id job) const override;
   /// What a window (an iteration) saw of a job: its live bytes at their highest, and the

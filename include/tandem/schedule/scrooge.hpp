@@ -92,6 +92,8 @@ class scrooge_policy final : public policy {
   [[nodiscard]] bool anyone_running_except(job_id job) const;
   [[nodiscard]] bool someone_runs_alone() const;
   [[nodiscard]] std::size_t idle_holdings_except(job_id job) const;
+  /// Counts a wait for another job's iteration end and says so.
+  [[nodiscard]] static decision wait_for_event(job_state& state);
   [[nodiscard]] std::size_t most_it_may_hold(job_id id, const job_state& state) const;
   [[nodiscard]] decision decide_by_progress(job_id job, job_state& state, double now_s);
   [[nodiscard]] bool missed_prediction(const usage_curve& predicted,
@@ -104,7 +106,8 @@ class scrooge_policy final : public policy {
   std::map<job_id, scrooge_job_stats> departed_;  // so that results can report them
   const progress_source* progress_ = nullptr;
   time_shift_solver solver_;
-  std::vector<other_job> others_;  // reused by may_start
+  std::vector<other_job> others_;       // reused by may_start
+  std::vector<std::size_t> most_held_;  // reused by decide_by_progress
 };
 
 }  // namespace tandem::schedule
