@@ -1,0 +1,61 @@
+#pragma once
+// The discrete-event simulator: jobs advance through their profiles in virtual time, driven by
+// the very policy objects `tandem run` uses, through the same interface and the same rules as
+// the runtime's policy gate (ask before every iteration; ask every waiting job again after
+// every event; a wait-until verdict wakes the job at that time).
+//
+// Compute: operations running at once share the device by processor sharing weighted by their
+// fill: while the fills of the running operations add up to at most 1 every job runs at solo
+// speed, above that each runs at 1 / (sum of fills). Memory: each job takes and returns regions
+// as its profile's region curve says (replayed through the pool: sim::replay_regions), stretched
+// to the speed it actually runs at; a take beyond the budget (or a static policy's limit) fails
+// the job with an out-of-memory error, as the pool would. Unified memory (the MPS baseline):
+// no budget; while the jobs hold more than the capacity, the oversubscribed share of every byte
+// an operation touches crosses PCIe (docs/simulator.md).
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tandem/runtime/results.hpp"
+#include "tandem/runtime/workload.hpp"
+#include "tandem/schedule/policy.hpp"
+#include "tandem/sim/job_profile.hpp"
+
+namespace tandem::sim {
+
+struct device_model {
+  std::string description;
+  std::size_t capacity = 0;  ///< bytes of device memory
+  std::size_t budget = 0;    ///< bytes the jobs may hold together; 0: the capacity
+  /// MPS with unified memory: the budget is not enforced; memory beyond the capacity pages.
+  bool unified_memory = false;
+  double pcie_bandwidth = 16e9;  ///< bytes/s that paging moves, shared by the paging jobs
+};
+
+struct sim_options {
+  /// Each iteration's duration is multiplied by exp(N(0, jitter)) drawn from `seed`, to model
+  /// run-to-run noise; 0 replays the profiles exactly.
+  double jitter = 0;
+  std::uint64_t seed = 1;
+  /// Where a CSV timeline goes (time_s,job,event,held_bytes), or nullptr.
+  std::ostream* timeline = nullptr;
+};
+
+struct simulated_job {
+  runtime::job_spec spec;  ///< name, batch, iterations or duration, arrival, priority, threads
+  std::shared_ptr<const job_profile> profile;
+};
+
+/// Runs `jobs` under `policy` on `device` and returns what `tandem run` would report (no losses:
+/// nothing is trained). `budget_schedule` changes the budget at its times. Deterministic for a
+/// given seed. Throws usage_error for a job without a profile or with an empty one.
+[[nodiscard]] runtime::run_result simulate(
+    const std::vector<simulated_job>& jobs, schedule::policy& policy, const device_model& device,
+    const std::vector<runtime::budget_change>& budget_schedule = {},
+    const sim_options& options = {});
+
+}  // namespace tandem::sim

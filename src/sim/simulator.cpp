@@ -1,0 +1,529 @@
+#include "tandem/sim/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::sim {
+namespace {
+
+using schedule::decision;
+
+constexpr double never = std::numeric_limits<double>::infinity();
+
+/// A position reached within rounding of a boundary counts as at it.
+bool reached(double position, double boundary) {
+  return position >= boundary - 1e-12 * std::max(1.0, std::abs(boundary));
+}
+
+/// A profile prepared for replay: where each operation ends and how many bytes are live at
+/// each allocation step (for the system's live bytes).
+struct prepared_profile {
+  const job_profile* profile = nullptr;
+  std::vector<double> op_end;           ///< cumulative solo seconds at each operation's end
+  std::vector<double> touch_rate;       ///< bytes touched per solo second, per operation
+  std::vector<std::size_t> live_after;  ///< live bytes after each allocation step
+  std::size_t persistent = 0;
+  double solo_s = 0;
+
+  explicit prepared_profile(const job_profile& p) : profile(&p), persistent(p.persistent_bytes()) {
+    const double fallback_rate = p.solo_iteration_s() > 0
+                                     ? static_cast<double>(p.peak_live_bytes) / p.solo_iteration_s()
+                                     : 0;
+    for (const auto& op : p.operations) {
+      solo_s += op.solo_s;
+      op_end.push_back(solo_s);
+      touch_rate.push_back(op.bytes_touched > 0 && op.solo_s > 0
+                               ? static_cast<double>(op.bytes_touched) / op.solo_s
+                               : fallback_rate);
+    }
+    std::int64_t live = 0;
+    for (const auto& step : p.steps) {
+      live += step.bytes;
+      live_after.push_back(static_cast<std::size_t>(std::max<std::int64_t>(live, 0)));
+    }
+  }
+
+  /// Live bytes (persistent included) `position` solo seconds into an iteration.
+  [[nodiscard]] std::size_t live_at(double position) const {
+    const auto& steps = profile->steps;
+    const auto after =
+        std::upper_bound(steps.begin(), steps.end(), position,
+                         [](double at, const memory_step& s) { return at < s.at_s; });
+    const auto index = static_cast<std::size_t>(after - steps.begin());
+    return persistent + (index == 0 ? 0 : live_after[index - 1]);
+  }
+};
+
+enum class stage { pending, waiting, setup, running, done };
+
+struct job_run {
+  const simulated_job* job = nullptr;
+  const prepared_profile* prepared = nullptr;
+  schedule::job_id id = 0;
+  stage now = stage::pending;
+
+  // Waiting.
+  double asked_at = 0;     ///< when the current wait began
+  double wake_at = never;  ///< a wait-until verdict's time
+
+  // Setup and the running iteration.
+  double setup_end = 0;
+  double iteration_start = 0;
+  double position = 0;  ///< solo seconds into the iteration
+  double scale = 1;     ///< this iteration's jitter: real solo time = profile time x scale
+  std::size_t op = 0;
+  std::size_t next_held_step = 0;
+  schedule::usage_curve observed;
+
+  bool set_up = false;  ///< built: holds its persistent memory
+  std::size_t held = 0;
+  runtime::job_result result;
+
+  [[nodiscard]] const job_profile& profile() const { return *prepared->profile; }
+  [[nodiscard]] double next_boundary() const {
+    double boundary = prepared->op_end[op];
+    const auto& steps = profile().held.steps;
+    if (next_held_step < steps.size()) boundary = std::min(boundary, steps[next_held_step].at_s);
+    return boundary;
+  }
+};
+
+class engine final : public schedule::progress_source {
+ public:
+  engine(const std::vector<simulated_job>& jobs, schedule::policy& policy,
+         const device_model& device, std::vector<runtime::budget_change> budget_schedule,
+         const sim_options& options)
+      : policy_(policy),
+        device_(device),
+        budget_(device.budget == 0 ? device.capacity : device.budget),
+        schedule_(std::move(budget_schedule)),
+        options_(options),
+        random_(options.seed) {
+    prepared_.reserve(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const auto& job = jobs[i];
+      TANDEM_EXPECTS(job.profile != nullptr, usage_error,
+                     "job '" + job.spec.name + "' has no profile to simulate");
+      TANDEM_EXPECTS(!job.profile->operations.empty() && job.profile->solo_iteration_s() > 0,
+                     usage_error,
+                     "job '" + job.spec.name + "': its profile has no operations with a duration");
+      prepared_.emplace_back(*job.profile);
+    }
+    runs_.resize(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      auto& run = runs_[i];
+      run.job = &jobs[i];
+      run.prepared = &prepared_[i];
+      run.id = static_cast<schedule::job_id>(i);
+      run.result.name = jobs[i].spec.name;
+      run.result.model = jobs[i].spec.model;
+      run.result.batch_size = jobs[i].spec.batch_size;
+      run.result.threads = jobs[i].spec.threads;
+      run.result.arrival_s = jobs[i].spec.arrival_s;
+      run.result.persistent_bytes = prepared_[i].persistent;
+      run.result.peak_live_bytes = jobs[i].profile->peak_live_bytes;
+    }
+    std::sort(schedule_.begin(), schedule_.end(),
+              [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+    if (options_.timeline) *options_.timeline << "time_s,job,event,held_bytes\n";
+  }
+
+  [[nodiscard]] schedule::job_progress_view progress(schedule::job_id job) const override {
+    const auto& run = runs_.at(job);
+    if (run.now != stage::running) return {0, run.held};
+    return {run.next_held_step, run.held};
+  }
+
+  runtime::run_result run() {
+    policy_.set_progress_source(this);
+    while (!all_done()) {
+      const double next = next_event_time();
+      if (next == never) {
+        fail_stalled();
+        break;
+      }
+      advance_to(next);
+      handle_events();
+    }
+    policy_.set_progress_source(nullptr);
+    return summarize();
+  }
+
+ private:
+  // --- time ---------------------------------------------------------------------------------
+
+  [[nodiscard]] bool all_done() const {
+    return std::all_of(runs_.begin(), runs_.end(),
+                       [](const auto& r) { return r.now == stage::done; });
+  }
+
+  /// Solo seconds of its profile each running job advances per second of real time.
+  void compute_rates() {
+    rates_.assign(runs_.size(), 0);
+    double fill = 0;
+    for (const auto& run : runs_) {
+      if (run.now == stage::running) fill += run.profile().operations[run.op].fill;
+    }
+    const double shared = fill <= 1 ? 1 : 1 / fill;
+    std::size_t system_held = 0;
+    std::size_t paging_jobs = 0;
+    for (const auto& run : runs_) {
+      system_held += run.held;
+      if (run.now == stage::running) ++paging_jobs;
+    }
+    double oversubscribed = 0;
+    if (device_.unified_memory && system_held > device_.capacity)
+      oversubscribed =
+          static_cast<double>(system_held - device_.capacity) / static_cast<double>(system_held);
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const auto& run = runs_[i];
+      if (run.now != stage::running) continue;
+      // Seconds per solo second: compute, plus paging the non-resident share of what the
+      // operation touches over the link the paging jobs share.
+      double seconds = run.scale / shared;
+      if (oversubscribed > 0) {
+        seconds += oversubscribed * run.prepared->touch_rate[run.op] * run.scale *
+                   static_cast<double>(paging_jobs) / device_.pcie_bandwidth;
+      }
+      rates_[i] = 1 / seconds;
+    }
+  }
+
+  double next_event_time() {
+    compute_rates();
+    double next = never;
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const auto& run = runs_[i];
+      switch (run.now) {
+        case stage::pending:
+          next = std::min(next, std::max(now_, run.job->spec.arrival_s));
+          break;
+        case stage::waiting:
+          next = std::min(next, run.wake_at);
+          break;
+        case stage::setup:
+          next = std::min(next, run.setup_end);
+          break;
+        case stage::running:
+          next = std::min(next, now_ + (run.next_boundary() - run.position) / rates_[i]);
+          break;
+        case stage::done:
+          break;
+      }
+    }
+    // Budget changes matter only while something can still happen.
+    if (next_change_ < schedule_.size() && next != never)
+      next = std::min(next, std::max(now_, schedule_[next_change_].at_s));
+    return next;
+  }
+
+  void advance_to(double time) {
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      auto& run = runs_[i];
+      if (run.now != stage::running) continue;
+      const double boundary = run.next_boundary();
+      const double arrival = now_ + (boundary - run.position) / rates_[i];
+      // The job whose boundary set this time lands exactly on it, not a rounding away.
+      run.position =
+          arrival <= time ? boundary : std::min(boundary, run.position + (time - now_) * rates_[i]);
+    }
+    now_ = time;
+  }
+
+  // --- events -------------------------------------------------------------------------------
+
+  void handle_events() {
+    bool notify = false;
+    std::vector<std::size_t> woken;
+    while (next_change_ < schedule_.size() && schedule_[next_change_].at_s <= now_) {
+      budget_ = schedule_[next_change_].bytes;
+      applied_changes_.push_back({now_, budget_});
+      policy_.on_budget_change(budget_, now_);
+      ++next_change_;
+      notify = true;
+    }
+    for (auto& run : runs_) {
+      if (run.now == stage::pending && run.job->spec.arrival_s <= now_) {
+        arrive(run);
+        notify = true;
+      }
+    }
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      auto& run = runs_[i];
+      if (run.now == stage::setup && run.setup_end <= now_) {
+        begin_iteration(run);
+      } else if (run.now == stage::running && reached(run.position, run.next_boundary())) {
+        notify |= cross_boundary(run);
+      } else if (run.now == stage::waiting && run.wake_at <= now_) {
+        woken.push_back(i);
+      }
+    }
+    if (notify) {
+      ask_waiting();
+    } else {
+      for (const auto i : woken) {
+        if (runs_[i].now == stage::waiting && ask(runs_[i])) ask_waiting();
+      }
+    }
+    record_system_peaks();
+  }
+
+  void arrive(job_run& run) {
+    const auto& spec = run.job->spec;
+    policy_.on_arrival({run.id, spec.name, now_, spec.priority, spec.iterations}, now_);
+    wait(run);
+  }
+
+  void wait(job_run& run) {
+    run.now = stage::waiting;
+    run.asked_at = now_;
+    run.wake_at = never;
+  }
+
+  /// Asks every waiting job, in the order they began waiting, until a pass starts none: a start
+  /// is an event too, so the jobs asked before it are asked again.
+  void ask_waiting() {
+    for (bool started = true; started;) {
+      started = false;
+      std::vector<job_run*> waiting;
+      for (auto& run : runs_) {
+        if (run.now == stage::waiting) waiting.push_back(&run);
+      }
+      std::stable_sort(waiting.begin(), waiting.end(), [](const job_run* a, const job_run* b) {
+        return a->asked_at < b->asked_at;
+      });
+      for (auto* run : waiting) {
+        if (run->now == stage::waiting && ask(*run)) started = true;
+      }
+    }
+  }
+
+  /// Asks the policy whether `run` may start; true when it started (setup or iteration).
+  bool ask(job_run& run) {
+    const auto verdict = policy_.may_start(run.id, now_);
+    if (verdict.what == decision::verdict::wait_until) {
+      run.wake_at = std::max(verdict.until_s, now_ + 1e-9);
+      return false;
+    }
+    if (verdict.what == decision::verdict::wait_for_event) {
+      run.wake_at = never;
+      return false;
+    }
+    run.result.wait_s += now_ - run.asked_at;
+    policy_.on_iteration_start(run.id, now_);
+    if (run.set_up) {
+      begin_iteration(run);
+    } else {
+      start_setup(run);
+    }
+    return true;
+  }
+
+  /// The first grant builds the job (as in the runtime): it takes its persistent regions now and
+  /// starts its first iteration after the profile's setup time.
+  void start_setup(job_run& run) {
+    run.set_up = true;
+    if (!take(run, run.profile().held.held_at_start)) return;
+    run.now = stage::setup;
+    run.setup_end = now_ + run.profile().setup_s;
+    run.result.setup_s = run.profile().setup_s;
+  }
+
+  void begin_iteration(job_run& run) {
+    if (run.result.iteration_log.empty()) run.result.first_start_s = now_;
+    run.now = stage::running;
+    run.iteration_start = now_;
+    run.position = 0;
+    run.op = 0;
+    run.next_held_step = 0;
+    run.scale = options_.jitter > 0 ? std::exp(noise_(random_) * options_.jitter) : 1;
+    run.observed = {};
+    run.observed.held_at_start = run.held;
+    record(run, "iteration_start");
+  }
+
+  /// Applies what happens at the job's position: region moves, the next operation, the end of
+  /// the iteration. True when that is an event for the policy.
+  bool cross_boundary(job_run& run) {
+    const auto& steps = run.profile().held.steps;
+    while (run.next_held_step < steps.size() &&
+           reached(run.position, steps[run.next_held_step].at_s)) {
+      const auto delta = steps[run.next_held_step].delta;
+      ++run.next_held_step;
+      if (delta > 0 && !take(run, static_cast<std::size_t>(delta))) return true;
+      if (delta < 0) release(run, static_cast<std::size_t>(-delta));
+      run.observed.steps.push_back({now_ - run.iteration_start, delta});
+    }
+    while (run.op < run.prepared->op_end.size() &&
+           reached(run.position, run.prepared->op_end[run.op]))
+      ++run.op;
+    if (run.op < run.prepared->op_end.size()) return false;
+    // Steps at the very end of the iteration were applied above.
+    end_iteration(run);
+    return true;
+  }
+
+  void end_iteration(job_run& run) {
+    run.observed.duration_s = now_ - run.iteration_start;
+    schedule::iteration_report report{run.iteration_start, now_, run.profile().peak_live_bytes,
+                                      std::move(run.observed)};
+    run.result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
+    policy_.on_iteration_end(run.id, report, now_);
+    record(run, "iteration_end");
+    const auto& spec = run.job->spec;
+    const bool finished =
+        spec.iterations
+            ? static_cast<std::int64_t>(run.result.iteration_log.size()) >= *spec.iterations
+            : now_ - run.result.first_start_s >= spec.duration_s.value_or(0);
+    if (finished) {
+      depart(run, runtime::job_status::completed, "");
+    } else {
+      run.op = 0;
+      wait(run);
+    }
+  }
+
+  /// Takes `bytes` of regions for `run`, or fails it as the pool would. True when taken.
+  bool take(job_run& run, std::size_t bytes) {
+    const auto limit = policy_.memory_limit(run.id);
+    if (limit && run.held + bytes > *limit) {
+      out_of_memory(run, bytes,
+                    "its own limit of " + format_bytes(*limit) + " (policy '" +
+                        std::string(policy_.name()) + "')");
+      return false;
+    }
+    const auto system = system_held();
+    if (!device_.unified_memory && system + bytes > budget_) {
+      out_of_memory(run, bytes,
+                    "the budget of " + format_bytes(budget_) + ", with " +
+                        format_bytes(system - run.held) + " held by other jobs");
+      return false;
+    }
+    run.held += bytes;
+    run.result.peak_reserved_bytes = std::max(run.result.peak_reserved_bytes, run.held);
+    peak_held_ = std::max(peak_held_, system + bytes);
+    return true;
+  }
+
+  void release(job_run& run, std::size_t bytes) { run.held -= std::min(bytes, run.held); }
+
+  void out_of_memory(job_run& run, std::size_t bytes, const std::string& beyond) {
+    run.result.out_of_memory = true;
+    depart(run, runtime::job_status::failed,
+           "out of memory: " + format_bytes(bytes) + " more of regions (holding " +
+               format_bytes(run.held) + ") would exceed " + beyond);
+  }
+
+  void depart(job_run& run, runtime::job_status status, const std::string& error) {
+    run.result.status = status;
+    run.result.error = error;
+    run.result.end_s = now_;
+    run.held = 0;
+    run.now = stage::done;
+    policy_.on_departure(run.id, now_);
+    record(run, status == runtime::job_status::completed ? "completed" : "failed");
+  }
+
+  /// Every job left waits for an event that cannot come: the same verdict as the runtime's
+  /// policy gate, reported on every such job.
+  void fail_stalled() {
+    std::string names;
+    for (const auto& run : runs_) {
+      if (run.now != stage::done) names += (names.empty() ? "" : ", ") + run.job->spec.name;
+    }
+    for (auto& run : runs_) {
+      if (run.now == stage::done) continue;
+      depart(run, runtime::job_status::failed,
+             "policy '" + std::string(policy_.name()) + "' left every job (" + names +
+                 ") waiting with no event to come; this is a bug in the policy");
+    }
+  }
+
+  // --- accounting ---------------------------------------------------------------------------
+
+  [[nodiscard]] std::size_t system_held() const {
+    std::size_t held = 0;
+    for (const auto& run : runs_) held += run.held;
+    return held;
+  }
+
+  void record_system_peaks() {
+    std::size_t live = 0;
+    for (const auto& run : runs_) {
+      if (run.now == stage::running)
+        live += run.prepared->live_at(run.position);
+      else if (run.now == stage::waiting && run.set_up)
+        live += run.prepared->persistent;
+    }
+    peak_live_ = std::max(peak_live_, live);
+  }
+
+  void record(const job_run& run, const char* event) {
+    if (options_.timeline == nullptr) return;
+    *options_.timeline << now_ << ',' << run.job->spec.name << ',' << event << ',' << run.held
+                       << '\n';
+  }
+
+  runtime::run_result summarize() {
+    runtime::run_result result;
+    result.policy = std::string(policy_.name());
+    result.device = device_.description;
+    result.capacity_bytes = device_.capacity;
+    result.budget_bytes = device_.budget == 0 ? device_.capacity : device_.budget;
+    for (const auto& change : applied_changes_) result.budget_changes.push_back(change);
+    double samples = 0;
+    for (auto& run : runs_) {
+      auto& job = run.result;
+      job.iterations = static_cast<std::int64_t>(job.iteration_log.size());
+      const double span = job.end_s - job.first_start_s;
+      if (job.iterations > 0 && span > 0) {
+        job.iterations_per_s = static_cast<double>(job.iterations) / span;
+        job.samples_per_s = job.iterations_per_s * static_cast<double>(job.batch_size);
+      }
+      job.policy_stats = policy_.job_statistics(run.id);
+      result.makespan_s = std::max(result.makespan_s, job.end_s);
+      samples += static_cast<double>(job.iterations * job.batch_size);
+      result.jobs.push_back(std::move(job));
+    }
+    if (result.makespan_s > 0) result.aggregate_samples_per_s = samples / result.makespan_s;
+    result.peak_live_bytes = peak_live_;
+    result.peak_reserved_bytes = peak_held_;
+    result.policy_stats = policy_.system_statistics();
+    return result;
+  }
+
+  schedule::policy& policy_;
+  device_model device_;
+  std::size_t budget_;
+  std::vector<runtime::budget_change> schedule_;
+  std::size_t next_change_ = 0;
+  std::vector<runtime::applied_budget_change> applied_changes_;
+  sim_options options_;
+  std::mt19937_64 random_;
+  std::normal_distribution<double> noise_{0.0, 1.0};
+
+  std::vector<prepared_profile> prepared_;
+  std::vector<job_run> runs_;
+  std::vector<double> rates_;
+  double now_ = 0;
+  std::size_t peak_held_ = 0;
+  std::size_t peak_live_ = 0;
+};
+
+}  // namespace
+
+runtime::run_result simulate(const std::vector<simulated_job>& jobs, schedule::policy& policy,
+                             const device_model& device,
+                             const std::vector<runtime::budget_change>& budget_schedule,
+                             const sim_options& options) {
+  engine simulation(jobs, policy, device, budget_schedule, options);
+  return simulation.run();
+}
+
+}  // namespace tandem::sim

@@ -1,0 +1,279 @@
+// The simulator on tiny hand-written profiles whose outcome can be worked out on paper, for
+// every baseline; the compute-sharing and unified-memory models; the region replay.
+
+#include "tandem/sim/simulator.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/schedule/baselines.hpp"
+#include "tandem/schedule/scrooge.hpp"
+#include "tandem/sim/region_replay.hpp"
+
+namespace tandem::sim {
+namespace {
+
+/// One operation of `seconds` at `fill`; holds `base` all the time and `extra` more over the
+/// middle half of the iteration.
+std::shared_ptr<job_profile> flat_profile(double seconds, double fill, std::size_t base = 10 * MiB,
+                                          std::size_t extra = 0) {
+  auto profile = std::make_shared<job_profile>();
+  profile->model = "toy";
+  profile->persistent_tensors = {base};
+  profile->operations = {{"op", seconds, fill, 0}};
+  profile->held.held_at_start = base;
+  profile->held.duration_s = seconds;
+  if (extra > 0) {
+    profile->held.steps = {{seconds / 4, static_cast<std::int64_t>(extra)},
+                           {3 * seconds / 4, -static_cast<std::int64_t>(extra)}};
+  }
+  profile->peak_live_bytes = base + extra;
+  return profile;
+}
+
+simulated_job job(std::string name, std::shared_ptr<job_profile> profile, std::int64_t iterations,
+                  double arrival_s = 0) {
+  simulated_job j;
+  j.spec.name = std::move(name);
+  j.spec.model = "toy";
+  j.spec.batch_size = 10;
+  j.spec.iterations = iterations;
+  j.spec.arrival_s = arrival_s;
+  j.profile = std::move(profile);
+  return j;
+}
+
+device_model gpu(std::size_t capacity = 1 * GiB) {
+  device_model device;
+  device.description = "test device";
+  device.capacity = capacity;
+  return device;
+}
+
+const runtime::job_result& named(const runtime::run_result& result, const std::string& name) {
+  for (const auto& j : result.jobs) {
+    if (j.name == name) return j;
+  }
+  throw std::runtime_error("no job " + name);
+}
+
+TEST(Simulator, ExclusiveRunsOneJobToCompletionThenTheNext) {
+  schedule::exclusive_policy policy;
+  const auto result =
+      simulate({job("a", flat_profile(1, 1), 3), job("b", flat_profile(1, 1), 3)}, policy, gpu());
+  EXPECT_DOUBLE_EQ(named(result, "a").end_s, 3);
+  EXPECT_DOUBLE_EQ(named(result, "b").first_start_s, 3);
+  EXPECT_DOUBLE_EQ(result.makespan_s, 6);
+  EXPECT_DOUBLE_EQ(result.aggregate_samples_per_s, 60.0 / 6);
+  EXPECT_DOUBLE_EQ(named(result, "b").wait_s, 3);
+  EXPECT_DOUBLE_EQ(named(result, "a").samples_per_s, 10);
+}
+
+TEST(Simulator, TemporalAlternatesIterations) {
+  schedule::temporal_policy policy;
+  const auto result =
+      simulate({job("a", flat_profile(1, 1), 3), job("b", flat_profile(2, 1), 3)}, policy, gpu());
+  // a b a b a b: a ends at 1+2+1+2+1 = 7, b at 9.
+  EXPECT_DOUBLE_EQ(named(result, "a").end_s, 7);
+  EXPECT_DOUBLE_EQ(named(result, "b").end_s, 9);
+  const auto& log = named(result, "b").iteration_log;
+  ASSERT_EQ(log.size(), 3u);
+  EXPECT_DOUBLE_EQ(log[1].start_s, 4);
+}
+
+TEST(Simulator, JobsThatFillLittleRunAtSoloSpeedSideBySide) {
+  schedule::spatial_policy policy;
+  const auto result = simulate(
+      {job("a", flat_profile(1, 0.5), 4), job("b", flat_profile(1, 0.4), 4)}, policy, gpu());
+  EXPECT_DOUBLE_EQ(result.makespan_s, 4);
+}
+
+TEST(Simulator, JobsThatOverfillShareByProcessorSharing) {
+  schedule::spatial_policy policy;
+  // Fills 1 + 0.25: both run at 1 / 1.25 = 0.8 of solo speed while together. b (1 s of work)
+  // ends at 1.25 s; a then has 2 - 1 = 1 s of work left alone: ends at 2.25 s.
+  const auto result = simulate(
+      {job("a", flat_profile(2, 1), 1), job("b", flat_profile(1, 0.25), 1)}, policy, gpu());
+  EXPECT_NEAR(named(result, "b").end_s, 1.25, 1e-9);
+  EXPECT_NEAR(named(result, "a").end_s, 2.25, 1e-9);
+}
+
+TEST(Simulator, SpatialOverTheBudgetFailsTheJobThatAsksLastWithAnOutOfMemoryError) {
+  schedule::spatial_policy policy;
+  // Each holds 10 MiB and 60 MiB more from a quarter of its iteration: 140 MiB > 100 MiB. b is
+  // slower, so it reaches its quarter later and is refused.
+  const auto result = simulate({job("a", flat_profile(1, 0.5, 10 * MiB, 60 * MiB), 2),
+                                job("b", flat_profile(2, 0.5, 10 * MiB, 60 * MiB), 2)},
+                               policy, gpu(100 * MiB));
+  const auto& b = named(result, "b");
+  EXPECT_EQ(b.status, runtime::job_status::failed);
+  EXPECT_TRUE(b.out_of_memory);
+  EXPECT_NE(b.error.find("out of memory"), std::string::npos) << b.error;
+  EXPECT_NE(b.error.find("held by other jobs"), std::string::npos) << b.error;
+  EXPECT_DOUBLE_EQ(b.end_s, 0.5);
+  EXPECT_EQ(named(result, "a").status, runtime::job_status::completed);
+  EXPECT_LE(result.peak_reserved_bytes, 100 * MiB);
+  EXPECT_EQ(result.failed_jobs(), 1u);
+}
+
+TEST(Simulator, StaticPartitionsFailAJobThatOutgrowsItsShare) {
+  schedule::static_partition_policy policy(100 * MiB, 2);
+  const auto result = simulate({job("small", flat_profile(1, 0.5, 10 * MiB, 20 * MiB), 2),
+                                job("big", flat_profile(1, 0.5, 10 * MiB, 45 * MiB), 2)},
+                               policy, gpu(100 * MiB));
+  EXPECT_EQ(named(result, "small").status, runtime::job_status::completed);
+  EXPECT_TRUE(named(result, "big").out_of_memory);
+  EXPECT_NE(named(result, "big").error.find("its own limit"), std::string::npos);
+}
+
+TEST(Simulator, UnifiedMemoryOversubscriptionCostsPagingTime) {
+  schedule::spatial_policy policy;
+  auto device = gpu(100 * MiB);
+  device.unified_memory = true;
+  device.pcie_bandwidth = 100.0 * MiB;  // 100 MiB/s
+  auto a = flat_profile(1, 0.5, 60 * MiB);
+  a->operations[0].bytes_touched = 100 * MiB;  // 100 MiB per solo second
+  auto b = a;
+  // Together they hold 120 MiB of 100: a sixth of every touched byte pages, over a link both
+  // share: 1 + (1/6) x 100 MiB x 2 / 100 MiB/s = 1.333 s per iteration, for both.
+  const auto result = simulate({job("a", a, 3), job("b", b, 3)}, policy, device);
+  EXPECT_NEAR(result.makespan_s, 3 * (1 + 1.0 / 3), 1e-9);
+  EXPECT_EQ(result.peak_reserved_bytes, 120 * MiB);  // the budget is what this baseline breaks
+  EXPECT_EQ(result.failed_jobs(), 0u);
+}
+
+TEST(Simulator, SetupTimeArrivalsAndDurationBoundJobs) {
+  schedule::spatial_policy policy;
+  auto slow_start = flat_profile(1, 0.5);
+  slow_start->setup_s = 0.5;
+  auto timed = job("timed", flat_profile(1, 0.5), 0, 2);
+  timed.spec.iterations.reset();
+  timed.spec.duration_s = 2.5;  // iterations start until 2.5 s after its first: three of them
+  const auto result = simulate({job("a", slow_start, 2), timed}, policy, gpu());
+  EXPECT_DOUBLE_EQ(named(result, "a").first_start_s, 0.5);
+  EXPECT_DOUBLE_EQ(named(result, "a").end_s, 2.5);
+  EXPECT_DOUBLE_EQ(named(result, "timed").first_start_s, 2);
+  EXPECT_EQ(named(result, "timed").iterations, 3);
+  EXPECT_DOUBLE_EQ(result.makespan_s, 5);
+}
+
+TEST(Simulator, ScroogeCompletesWithinTheBudgetWhereSpatialFails) {
+  // Peaks of 80 MiB each against 128 MiB: together 1.25x the budget.
+  auto profile = flat_profile(1, 0.5, 8 * MiB, 72 * MiB);
+  std::vector<simulated_job> jobs{job("a", profile, 20), job("b", profile, 20)};
+  schedule::spatial_policy spatial;
+  EXPECT_EQ(simulate(jobs, spatial, gpu(128 * MiB)).failed_jobs(), 1u);
+  schedule::scrooge_policy scrooge(128 * MiB);
+  const auto result = simulate(jobs, scrooge, gpu(128 * MiB));
+  EXPECT_EQ(result.failed_jobs(), 0u);
+  EXPECT_LE(result.peak_reserved_bytes, 128 * MiB);
+  // Out of phase beats taking turns: less than the 40 s of running one iteration at a time.
+  EXPECT_LT(result.makespan_s, 38);
+  EXPECT_FALSE(result.policy_stats.empty());
+}
+
+TEST(Simulator, TheSameSeedGivesTheSameRunAndJitterChangesIt) {
+  schedule::temporal_policy policy_a, policy_b, policy_c;
+  const std::vector<simulated_job> jobs{job("a", flat_profile(1, 1), 5),
+                                        job("b", flat_profile(1, 1), 5)};
+  sim_options noisy;
+  noisy.jitter = 0.1;
+  noisy.seed = 7;
+  const auto first = simulate(jobs, policy_a, gpu(), {}, noisy);
+  const auto second = simulate(jobs, policy_b, gpu(), {}, noisy);
+  EXPECT_DOUBLE_EQ(first.makespan_s, second.makespan_s);
+  noisy.seed = 8;
+  EXPECT_NE(simulate(jobs, policy_c, gpu(), {}, noisy).makespan_s, first.makespan_s);
+  EXPECT_NE(first.makespan_s, 10);
+}
+
+TEST(Simulator, BudgetScheduleTakesEffectAtItsTime) {
+  schedule::spatial_policy policy;
+  const std::vector<runtime::budget_change> changes{{1.5, 50 * MiB, 0}};
+  // 10 + 60 MiB fit in 100 MiB, not in 50. The second iteration took its 60 MiB at 1.25 s and
+  // keeps them past the change (a lowered budget never breaks what is held); the third is
+  // refused at 2.25 s.
+  const auto result = simulate({job("a", flat_profile(1, 1, 10 * MiB, 60 * MiB), 4)}, policy,
+                               gpu(100 * MiB), changes);
+  ASSERT_EQ(result.budget_changes.size(), 1u);
+  EXPECT_DOUBLE_EQ(result.budget_changes[0].at_s, 1.5);
+  EXPECT_TRUE(result.jobs[0].out_of_memory);
+  EXPECT_EQ(result.jobs[0].iterations, 2);
+  EXPECT_DOUBLE_EQ(result.jobs[0].end_s, 2.25);
+}
+
+class parks_everyone final : public schedule::policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "parker"; }
+  [[nodiscard]] schedule::decision may_start(schedule::job_id, double) override {
+    return schedule::decision::wait_for_event();
+  }
+};
+
+TEST(Simulator, APolicyThatParksEveryJobFailsThemWithAClearError) {
+  parks_everyone policy;
+  const auto result =
+      simulate({job("a", flat_profile(1, 1), 1), job("b", flat_profile(1, 1), 1)}, policy, gpu());
+  EXPECT_EQ(result.failed_jobs(), 2u);
+  EXPECT_NE(result.jobs[0].error.find("policy 'parker' left every job (a, b) waiting"),
+            std::string::npos)
+      << result.jobs[0].error;
+}
+
+TEST(Simulator, AJobWithoutOperationsIsAUsageError) {
+  schedule::spatial_policy policy;
+  auto empty = std::make_shared<job_profile>();
+  EXPECT_THROW(static_cast<void>(simulate({job("a", empty, 1)}, policy, gpu())), usage_error);
+}
+
+TEST(Simulator, TimelineListsIterationsAndHeldBytes) {
+  schedule::spatial_policy policy;
+  std::ostringstream csv;
+  sim_options options;
+  options.timeline = &csv;
+  static_cast<void>(simulate({job("a", flat_profile(1, 1), 1)}, policy, gpu(), {}, options));
+  EXPECT_EQ(csv.str(),
+            "time_s,job,event,held_bytes\n0,a,iteration_start,10485760\n1,a,iteration_end,"
+            "10485760\n1,a,completed,0\n");
+}
+
+TEST(RegionReplay, HeldRegionsFollowThePoolsOwnLogic) {
+  job_profile profile;
+  profile.model = "toy";
+  profile.persistent_tensors = {3 * MiB};
+  profile.operations = {{"forward", 1, 1, 0}, {"backward", 1, 1, 0}};
+  const auto big = static_cast<std::int64_t>(5 * MiB);
+  profile.steps = {{0.0, big, memory::alloc_kind::feature_map},
+                   {0.5, big, memory::alloc_kind::feature_map},
+                   {1.5, -big, memory::alloc_kind::feature_map},
+                   {2.0, -big, memory::alloc_kind::feature_map}};
+  replay_regions(profile, 2 * MiB);
+  // Persistent: 3 MiB in persistent regions (4 MiB). Each 5 MiB map takes a run of three
+  // 2 MiB regions, returned when freed.
+  EXPECT_EQ(profile.held.held_at_start, 4 * MiB);
+  EXPECT_EQ(profile.held.peak(), 16 * MiB);
+  EXPECT_EQ(profile.held.held_at_end(), profile.held.held_at_start);
+  EXPECT_EQ(profile.peak_live_bytes, 13 * MiB);
+  EXPECT_DOUBLE_EQ(profile.held.duration_s, 2);
+}
+
+TEST(RegionReplay, UnbalancedStepsAreRefusedWithTheReason) {
+  job_profile profile;
+  profile.model = "toy";
+  profile.operations = {{"op", 1, 1, 0}};
+  profile.steps = {{0.0, 1024, memory::alloc_kind::temporary}};
+  try {
+    replay_regions(profile, 2 * MiB);
+    FAIL() << "an unbalanced profile was accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not all freed"), std::string::npos) << e.what();
+  }
+  profile.steps = {{0.0, -1024, memory::alloc_kind::temporary}};
+  EXPECT_THROW(replay_regions(profile, 2 * MiB), config_error);
+}
+
+}  // namespace
+}  // namespace tandem::sim
