@@ -1,4 +1,5 @@
 #include <string>
+#include <thread>
 
 #include "tandem/common/error.hpp"
 #include "tandem/memory/pool_options.hpp"
@@ -20,6 +21,7 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations,
 
   profile_set profiles;
   profiles.workload = spec.source;
+  profiles.cores = std::thread::hardware_concurrency();
   for (const auto& job : spec.jobs) {
     // Alone: one job, arriving at once, for exactly `iterations` iterations.
     workload alone = spec;

@@ -1,8 +1,14 @@
 #include "training_job.hpp"
 
-#include <algorithm>
-#include <numeric>
+#include <ATen/record_function.h>
 
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <optional>
+#include <string_view>
+
+#include "tandem/common/error.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
@@ -68,6 +74,92 @@ class trainer {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::uint64_t batch_seed_;
 };
+
+/// RecordFunction::name() is a const char* in libtorch 1.13 and 2.x; this takes any string-like
+/// result in case a release changes it.
+template <typename Name>
+std::string to_std_string(const Name& name) {
+  return std::string(std::string_view(name));
+}
+
+/// The autograd engine wraps each backward node it runs as
+/// "autograd::engine::evaluate_function: AddmmBackward0": the node names the operation.
+std::string operation_name(std::string name) {
+  constexpr std::string_view engine = "autograd::engine::evaluate_function: ";
+  if (name.starts_with(engine)) name.erase(0, engine.size());
+  return name;
+}
+
+/// Records the top-level operations run on the thread that made it, while it lives: forward ops,
+/// the autograd nodes of the backward pass (which libtorch runs on the calling thread for CPU
+/// tensors), optimizer ops. Nested calls (aten::conv2d's aten::convolution...) are part of
+/// their outer op. Its callback is installed only while it lives, so jobs that do not record
+/// pay nothing.
+class operation_recorder {
+ public:
+  operation_recorder() : origin_(clock::now()) {
+    TANDEM_ASSERT(active_ == nullptr, "one operation recorder per thread at a time");
+    active_ = this;
+    operations_.reserve(1024);
+    handle_ = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(&on_start, &on_end)
+            .needsInputs(false)
+            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  }
+  ~operation_recorder() {
+    at::removeCallback(handle_);
+    active_ = nullptr;
+  }
+  operation_recorder(const operation_recorder&) = delete;
+  operation_recorder& operator=(const operation_recorder&) = delete;
+
+  /// The operations so far, in order of start, times relative to the recorder's creation.
+  [[nodiscard]] std::vector<operation_record> take() { return std::move(operations_); }
+
+ private:
+  using clock = std::chrono::steady_clock;
+
+  [[nodiscard]] double now_s() const {
+    return std::chrono::duration<double>(clock::now() - origin_).count();
+  }
+
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+    // libtorch carries thread-local callbacks to the threads it hands work to (autograd device
+    // threads, at::launch); those have no recorder, so only the job's own thread records.
+    auto* self = active_;
+    if (self != nullptr && self->depth_++ == 0) {
+      self->current_.name = operation_name(to_std_string(fn.name()));
+      self->current_.start_s = self->now_s();
+    }
+    return nullptr;
+  }
+
+  static void on_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*context*/) {
+    auto* self = active_;
+    if (self == nullptr || self->depth_ == 0) return;  // started before the recorder
+    if (--self->depth_ == 0) {
+      self->current_.duration_s = self->now_s() - self->current_.start_s;
+      self->operations_.push_back(std::move(self->current_));
+    }
+  }
+
+  static thread_local operation_recorder* active_;
+  clock::time_point origin_;
+  int depth_ = 0;  ///< operations open on this thread
+  operation_record current_;
+  std::vector<operation_record> operations_;
+  at::CallbackHandle handle_ = at::INVALID_CALLBACK_HANDLE;
+};
+
+thread_local operation_recorder* operation_recorder::active_ = nullptr;
+
+/// Operations are recorded with the allocations, in the last iteration only: the callbacks
+/// slow ops a little, and the other iterations' times stay as they would be unrecorded. A job
+/// run for a duration has no known last iteration, so each of its iterations records.
+bool records_operations(const job_spec& spec, std::int64_t iteration,
+                        const memory_monitor& monitor) {
+  return monitor.records_allocations() && (!spec.iterations || iteration + 1 == *spec.iterations);
+}
 
 double mean(const std::vector<iteration_record>& log, std::size_t from, std::size_t to) {
   double sum = 0;
@@ -137,8 +229,12 @@ job_result train(const job_spec& spec, const models::model_options& model_option
           result.first_start_s = start_s;
         }
         progress.now = phase::training;
-        context.monitor.restart_peak_window(id);
         const auto iteration = static_cast<std::int64_t>(result.iteration_log.size());
+        context.monitor.restart_peak_window(id);
+        // Made right after the window starts: operation times share the allocations' origin
+        // (to a few microseconds).
+        std::optional<operation_recorder> recorder;
+        if (records_operations(spec, iteration, context.monitor)) recorder.emplace();
         // The first step is not shown to the classifier: it alone makes the optimizer's state,
         // so its allocation sequence matches no later one (learned from it, Adam's later
         // temporaries would take the state's positions and sizes, and be tagged persistent).
@@ -146,6 +242,8 @@ job_result train(const job_spec& spec, const models::model_options& model_option
         const bool classified = iteration > 0;
         if (classified) classifier.begin_iteration();
         const double loss = job->step(iteration);
+        auto operations = recorder ? recorder->take() : std::vector<operation_record>{};
+        recorder.reset();
         if (classified) classifier.end_iteration();
         context.pool.poll(id);
         auto measured = context.monitor.restart_window(id);
@@ -153,7 +251,8 @@ job_result train(const job_spec& spec, const models::model_options& model_option
                                           std::move(measured.held)};
         result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
         if (context.monitor.records_allocations()) {
-          result.last_iteration = iteration_detail{std::move(measured.allocations), report.held};
+          result.last_iteration =
+              iteration_detail{std::move(measured.allocations), report.held, std::move(operations)};
         }
         progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
         gate.finish_iteration(id, report);

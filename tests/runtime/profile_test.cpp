@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -73,6 +75,75 @@ TEST(Profile, TheJsonCarriesEveryField) {
   EXPECT_EQ(allocations[0].size(), 3u);  // [time_s, delta_bytes, kind]
   EXPECT_TRUE(allocations[0][2].is_string());
   EXPECT_TRUE(job["last_iteration"]["held"].contains("steps"));
+  const auto& operations = job["last_iteration"]["operations"];
+  ASSERT_EQ(operations.size(), profiles.jobs[0].last_iteration->operations.size());
+  ASSERT_FALSE(operations.empty());
+  EXPECT_TRUE(operations[0][0].is_string());  // [name, start_s, duration_s]
+  EXPECT_GE(document["cores"].get<unsigned>(), 1u);
+  std::istringstream in(out.str());
+  EXPECT_EQ(read_profile_json(in, "profiles.json"), profiles);  // a real profile reads back
+}
+
+workload one_job(const std::string& model, int batch_size, const std::string& model_options) {
+  const std::string text =
+      "[device]\nkind = \"cpu\"\ncapacity = \"1GiB\"\nbudget = \"512MiB\"\n"
+      "[policy]\nname = \"exclusive\"\n[[job]]\nname = \"j\"\nmodel = \"" +
+      model + "\"\nbatch_size = " + std::to_string(batch_size) +
+      "\niterations = 2\n[job.model_options]\n" + model_options;
+  return parse_workload(text, "one.toml", training_vocabulary());
+}
+
+bool any_name_contains(const std::vector<operation_record>& ops,
+                       std::initializer_list<const char*> parts) {
+  return std::any_of(ops.begin(), ops.end(), [&](const operation_record& op) {
+    return std::any_of(parts.begin(), parts.end(),
+                       [&](const char* part) { return op.name.find(part) != std::string::npos; });
+  });
+}
+
+void print_sample(const std::string& model, const std::vector<operation_record>& ops,
+                  double coverage) {
+  std::cout << model << ": " << ops.size() << " operations, covering " << coverage * 100
+            << "% of the iteration; the first ones:";
+  for (std::size_t i = 0; i < std::min<std::size_t>(ops.size(), 12); ++i)
+    std::cout << ' ' << ops[i].name;
+  std::cout << '\n';
+}
+
+TEST(Profile, TheLastIterationRecordsItsTopLevelOperationsForwardAndBackward) {
+  const std::map<std::string, workload> jobs{
+      {"mlp", one_job("mlp", 16, "image_side = 16\n")},
+      {"resnet20", one_job("resnet20", 4, "image_side = 16\n")}};
+  for (const auto& [model, spec] : jobs) {
+    const auto profiles = profile_workload(spec, 2);
+    const auto& job = profiles.jobs.front();
+    ASSERT_TRUE(job.completed) << model << ": " << job.error;
+    const auto& detail = *job.last_iteration;
+    const auto& ops = detail.operations;
+    ASSERT_FALSE(ops.empty()) << model;
+    const double iteration = detail.held.duration_s;
+    constexpr double tolerance = 1e-3;
+    double busy = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      EXPECT_GE(ops[i].start_s, 0.0) << ops[i].name;
+      EXPECT_GE(ops[i].duration_s, 0.0) << ops[i].name;
+      EXPECT_LE(ops[i].start_s + ops[i].duration_s, iteration + tolerance) << ops[i].name;
+      // Top-level operations of one thread follow each other: nested calls are not counted.
+      if (i > 0) {
+        EXPECT_GE(ops[i].start_s, ops[i - 1].start_s + ops[i - 1].duration_s - 1e-9)
+            << ops[i - 1].name << " then " << ops[i].name;
+      }
+      busy += ops[i].duration_s;
+    }
+    EXPECT_LE(busy, iteration + tolerance) << model;
+    EXPECT_GE(busy / iteration, 0.3) << model;  // measured: see the printed coverage
+    EXPECT_TRUE(any_name_contains(ops, {"linear", "addmm", "conv"})) << model;
+    EXPECT_TRUE(any_name_contains(ops, {"Backward"})) << model;
+    EXPECT_FALSE(any_name_contains(ops, {"aten::convolution_backward", "aten::mm"}))
+        << model << ": nested calls recorded as operations of their own";
+    EXPECT_FALSE(any_name_contains(ops, {"evaluate_function"})) << "named after the node";
+    print_sample(model, ops, busy / iteration);
+  }
 }
 
 TEST(Profile, FewerThanTwoIterationsIsRefused) {

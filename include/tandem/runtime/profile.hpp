@@ -1,11 +1,14 @@
 #pragma once
 // Job profiles (`tandem profile`): each job of a workload trained alone for a few iterations,
 // with its last iteration recorded in detail (every allocation and free with its kind and time,
-// the regions held over the iteration), its iteration times and its persistent memory. The
-// simulator replays them; the format is in docs/profile-format.md.
+// the regions held over the iteration, its top-level operations with their durations), its
+// iteration times and its persistent memory. The simulator replays them; the format is in
+// docs/profile-format.md.
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <istream>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -16,7 +19,10 @@
 
 namespace tandem::runtime {
 
-inline constexpr int profile_schema_version = 1;
+inline constexpr int profile_schema_version = 2;
+
+/// Field by field (a profile read back equals the one written).
+[[nodiscard]] bool operator==(const iteration_detail& a, const iteration_detail& b);
 
 struct job_profile {
   std::string name;
@@ -31,13 +37,18 @@ struct job_profile {
   std::size_t peak_live_bytes = 0;
   std::size_t peak_reserved_bytes = 0;
   std::optional<iteration_detail> last_iteration;
+  friend bool operator==(const job_profile&, const job_profile&) = default;
 };
 
 struct profile_set {
   std::string workload;
   std::string device;
   std::size_t region_size = 0;
+  /// The machine's CPU cores (0 when unknown): a job's threads over them is the share of the
+  /// machine its operations use.
+  unsigned cores = 0;
   std::vector<job_profile> jobs;
+  friend bool operator==(const profile_set&, const profile_set&) = default;
 };
 
 /// Trains every job of `spec` alone (one at a time, exclusive, on the workload's device and
@@ -47,5 +58,11 @@ struct profile_set {
                                            std::ostream* progress = nullptr);
 
 void write_profile_json(const profile_set& profiles, std::ostream& out);
+
+/// Reads what write_profile_json writes (this schema version only). `source` names the input in
+/// messages. Throws config_error naming the field for malformed input or another version.
+[[nodiscard]] profile_set read_profile_json(std::istream& in, const std::string& source);
+/// read_profile_json of a file; config_error when it cannot be read.
+[[nodiscard]] profile_set load_profile(const std::filesystem::path& path);
 
 }  // namespace tandem::runtime

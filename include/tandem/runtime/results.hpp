@@ -32,11 +32,21 @@ struct allocation_step {
   friend bool operator==(const allocation_step&, const allocation_step&) = default;
 };
 
+/// One top-level operation of an iteration on the job's thread (a forward op, an autograd node
+/// of the backward pass, an optimizer op), relative to its iteration's start.
+struct operation_record {
+  std::string name;
+  double start_s = 0;
+  double duration_s = 0;
+  friend bool operator==(const operation_record&, const operation_record&) = default;
+};
+
 /// A job's last complete iteration in detail, recorded when run_options::record_allocations is
-/// set (tandem profile): its allocations and frees, and the regions it held.
+/// set (tandem profile): its allocations and frees, the regions it held, and its operations.
 struct iteration_detail {
   std::vector<allocation_step> allocations;
   schedule::usage_curve held;
+  std::vector<operation_record> operations;  ///< in order of start
 };
 
 enum class job_status { completed, failed };
