@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "pool_demo.hpp"
+#include "sim_command.hpp"
 #if TANDEM_HAVE_TORCH
 #include "run_command.hpp"
 #endif
@@ -41,6 +42,35 @@ int main(int argc, char** argv) {
   add_size(*demo_cmd, "--budget", demo.budget, "Most memory the jobs may hold together");
   add_size(*demo_cmd, "--region-size", demo.region_size, "Unit of memory moving between jobs");
 
+  tandem::cli::sim_command_options sim;
+  auto* sim_cmd = app.add_subcommand(
+      "sim", "Simulate a workload from generated (--gpu) or recorded (--profiles) job profiles");
+  sim_cmd->add_option("workload", sim.workload, "Workload file (TOML; see examples/)")->required();
+  auto* gpu_opt = sim_cmd->add_option(
+      "--gpu", sim.gpu,
+      "Generate each job's profile for this GPU (p100, v100, 2080ti, a100-40gb, a100-80gb, h100)");
+  sim_cmd
+      ->add_option("--profiles", sim.profiles_path,
+                   "Replay profiles recorded by `tandem profile` on this machine")
+      ->excludes(gpu_opt);
+  sim_cmd->add_option("--policy", sim.policy,
+                      "Policy, replacing the workload's (also: mps-um, MPS with unified memory)");
+  sim_cmd->add_option_function<std::string>(
+      "--budget", [&sim](const std::string& text) { sim.budget = tandem::parse_bytes(text); },
+      "Memory budget (e.g. 16GiB), replacing the workload's");
+  sim_cmd->add_option("--compare", sim.compare, "Run these policies side by side (a,b,c)")
+      ->delimiter(',');
+  sim_cmd
+      ->add_option("--sweep-batch", sim.sweep_batch,
+                   "Run every job at each of these batch sizes (with --gpu)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  sim_cmd->add_option("--json", sim.json_path, "Write the results as JSON to this file");
+  sim_cmd->add_option("--timeline", sim.timeline_path,
+                      "Write the timeline (time, job, event, regions held) as CSV");
+  sim_cmd->add_option("--seed", sim.seed, "Seed of the iteration-time jitter");
+  sim_cmd->add_option("--jitter", sim.jitter, "Spread of iteration times (0: none; 0.05: 5%)")
+      ->check(CLI::Range(0.0, 1.0));
 #if TANDEM_HAVE_TORCH
   tandem::cli::run_command_options run;
   auto* run_cmd = app.add_subcommand(
@@ -84,6 +114,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (demo_cmd->parsed()) return tandem::cli::run_pool_demo(demo, std::cout) == 0 ? 0 : 3;
+    if (sim_cmd->parsed()) return tandem::cli::sim_workload_command(sim, std::cout);
 #if TANDEM_HAVE_TORCH
     if (run_cmd->parsed()) return tandem::cli::run_workload_command(run, std::cout, std::cerr);
     if (models_cmd->parsed()) return tandem::cli::list_models_command(zoo, std::cout);

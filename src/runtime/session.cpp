@@ -17,6 +17,7 @@
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
+#include "tandem/runtime/workload_policy.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/torch/cpu_allocator.hpp"
 #include "training_job.hpp"
@@ -27,54 +28,33 @@ namespace {
 
 using detail::job_progress;
 
-[[noreturn]] void fail(const workload& spec, std::size_t line, const std::string& message) {
-  throw config_error(spec.source + ":" + std::to_string(line) + ": " + message);
-}
-
-std::string describe(const option_value& value) {
-  return std::visit(
-      [](const auto& v) -> std::string {
-        using type = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<type, std::string>) {
-          return "the string \"" + v + "\"";
-        } else if constexpr (std::is_same_v<type, bool>) {
-          return v ? "true" : "false";
-        } else {
-          std::ostringstream text;
-          text << v;
-          return text.str();
-        }
-      },
-      value.value);
-}
-
 /// The job's [job.model_options] as the zoo's options; every key must be one the model reads.
 models::model_options to_model_options(const workload& spec, const job_spec& job) {
   const auto known = models::model_option_names(job.model);
   models::model_options options;
   for (const auto& [key, value] : job.model_options) {
     if (std::find(known.begin(), known.end(), key) == known.end()) {
-      fail(spec, value.line,
-           "model '" + job.model + "' has no option '" + key + "'" + suggest_name(key, known) +
-               " (its options: " + join_names(known) + ")");
+      fail_at(spec, value.line,
+              "model '" + job.model + "' has no option '" + key + "'" + suggest_name(key, known) +
+                  " (its options: " + join_names(known) + ")");
     }
     if (key == "width_multiplier") {
       const auto* integer = std::get_if<std::int64_t>(&value.value);
       const auto* real = std::get_if<double>(&value.value);
       if (integer == nullptr && real == nullptr) {
-        fail(spec, value.line,
-             "model option width_multiplier must be a number, not " + describe(value));
+        fail_at(spec, value.line,
+                "model option width_multiplier must be a number, not " + describe(value));
       }
       options.width_multiplier = real != nullptr ? *real : static_cast<double>(*integer);
       continue;
     }
     const auto* integer = std::get_if<std::int64_t>(&value.value);
     if (integer == nullptr) {
-      fail(spec, value.line,
-           "model option " + key + " must be a whole number, not " + describe(value));
+      fail_at(spec, value.line,
+              "model option " + key + " must be a whole number, not " + describe(value));
     }
     if (key == "seed") {
-      if (*integer < 0) fail(spec, value.line, "model option seed must be 0 or more");
+      if (*integer < 0) fail_at(spec, value.line, "model option seed must be 0 or more");
       options.seed = static_cast<std::uint64_t>(*integer);
     } else {
       // clang-format off
@@ -95,36 +75,13 @@ models::model_options to_model_options(const workload& spec, const job_spec& job
   try {
     models::check_model_options(job.model, options);
   } catch (const config_error& e) {
-    fail(spec, job.line, std::string("job '") + job.name + "': " + e.what());
+    fail_at(spec, job.line, std::string("job '") + job.name + "': " + e.what());
   }
   return options;
 }
 
-std::string policy_name(const workload& spec, const run_options& options) {
-  return options.policy.value_or(spec.policy.name);
-}
-
-std::size_t budget_of(const workload& spec, const run_options& options) {
-  const auto budget = options.budget.value_or(spec.device.budget);
-  return budget == 0 ? spec.device.capacity : budget;
-}
-
-/// What make_policy needs: the budget, the job count and the [policy] options as numbers.
-schedule::policy_context policy_context_of(const workload& spec, const run_options& options,
-                                           std::size_t budget) {
-  schedule::policy_context context{budget, spec.jobs.size(), {}};
-  // Options of the workload's policy only: a --policy override starts from defaults.
-  if (options.policy && *options.policy != spec.policy.name) return context;
-  for (const auto& [key, value] : spec.policy.options) {
-    if (const auto* integer = std::get_if<std::int64_t>(&value.value)) {
-      context.options[key] = static_cast<double>(*integer);
-    } else if (const auto* real = std::get_if<double>(&value.value)) {
-      context.options[key] = *real;
-    } else {
-      fail(spec, value.line, "policy option " + key + " must be a number, not " + describe(value));
-    }
-  }
-  return context;
+policy_overrides overrides_of(const run_options& options) {
+  return {options.policy, options.budget};
 }
 
 /// Prints a progress line every interval until stopped.
@@ -196,42 +153,11 @@ workload_vocabulary training_vocabulary() {
 
 void validate_workload(const workload& spec, const run_options& options) {
   if (spec.device.kind != device::backend_kind::cpu) {
-    fail(spec, spec.device.line,
-         "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
-         "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
+    fail_at(spec, spec.device.line,
+            "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
+            "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
   }
-  const auto name = policy_name(spec, options);
-  const auto& known_policies = schedule::policy_names();
-  if (std::find(known_policies.begin(), known_policies.end(), name) == known_policies.end()) {
-    throw config_error("unknown policy '" + name + "'" + suggest_name(name, known_policies) +
-                       " (known: " + join_names(known_policies) + ")");
-  }
-  // The workload's policy options belong to its policy: a --policy override ignores them.
-  if (!options.policy || *options.policy == spec.policy.name) {
-    const auto policy_options = schedule::policy_option_names(name);
-    for (const auto& [key, value] : spec.policy.options) {
-      if (std::find(policy_options.begin(), policy_options.end(), key) == policy_options.end()) {
-        fail(spec, value.line,
-             "policy '" + name + "' has no option '" + key + "'" +
-                 (policy_options.empty() ? "; it takes none"
-                                         : suggest_name(key, policy_options) + " (its options: " +
-                                               join_names(policy_options) + ")"));
-      }
-    }
-  }
-  try {  // the policy judges its option values
-    static_cast<void>(
-        schedule::make_policy(name, policy_context_of(spec, options, budget_of(spec, options))));
-  } catch (const config_error& e) {
-    fail(spec, spec.policy.line, e.what());
-  }
-  if (options.budget) {
-    TANDEM_EXPECTS(*options.budget > 0 && *options.budget <= spec.device.capacity, config_error,
-                   "--budget " + format_bytes(*options.budget) +
-                       " must be above 0 and at most the " + "device capacity " +
-                       format_bytes(spec.device.capacity) + " of " + spec.source +
-                       "; lower it or raise [device] capacity");
-  }
+  validate_policy(spec, overrides_of(options));
   TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
                  spec.source + ": the workload has no jobs; add a [[job]] table");
   for (const auto& job : spec.jobs) static_cast<void>(to_model_options(spec, job));
@@ -239,7 +165,7 @@ void validate_workload(const workload& spec, const run_options& options) {
 
 run_result run_workload(const workload& spec, const run_options& options) {
   validate_workload(spec, options);
-  const auto budget = budget_of(spec, options);
+  const auto budget = budget_of(spec, overrides_of(options));
   std::vector<models::model_options> model_options;
   for (const auto& job : spec.jobs) model_options.push_back(to_model_options(spec, job));
 
@@ -254,8 +180,8 @@ run_result run_workload(const workload& spec, const run_options& options) {
   pool.set_trace_sink(&monitor);
   torch_support::cpu_allocator_scope allocator(pool);
 
-  const auto policy =
-      schedule::make_policy(policy_name(spec, options), policy_context_of(spec, options, budget));
+  const auto policy = schedule::make_policy(policy_name(spec, overrides_of(options)),
+                                            policy_context_of(spec, overrides_of(options), budget));
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
   detail::training_context context{backend, pool, gate, monitor};

@@ -21,26 +21,35 @@ bool reached(double position, double boundary) {
   return position >= boundary - 1e-12 * std::max(1.0, std::abs(boundary));
 }
 
-/// A profile prepared for replay: where each operation ends and how many bytes are live at
-/// each allocation step (for the system's live bytes).
+/// A profile prepared for replay. Consecutive operations of equal fill are one segment: only a
+/// change of fill changes how jobs share the device, so only that needs an event.
 struct prepared_profile {
+  struct segment {
+    double end = 0;  ///< cumulative solo seconds at the segment's end
+    double fill = 1;
+    double touch_rate = 0;  ///< bytes touched per solo second
+  };
   const job_profile* profile = nullptr;
-  std::vector<double> op_end;           ///< cumulative solo seconds at each operation's end
-  std::vector<double> touch_rate;       ///< bytes touched per solo second, per operation
+  std::vector<segment> segments;
   std::vector<std::size_t> live_after;  ///< live bytes after each allocation step
   std::size_t persistent = 0;
-  double solo_s = 0;
 
   explicit prepared_profile(const job_profile& p) : profile(&p), persistent(p.persistent_bytes()) {
-    const double fallback_rate = p.solo_iteration_s() > 0
-                                     ? static_cast<double>(p.peak_live_bytes) / p.solo_iteration_s()
-                                     : 0;
-    for (const auto& op : p.operations) {
-      solo_s += op.solo_s;
-      op_end.push_back(solo_s);
-      touch_rate.push_back(op.bytes_touched > 0 && op.solo_s > 0
-                               ? static_cast<double>(op.bytes_touched) / op.solo_s
-                               : fallback_rate);
+    const double solo_s = p.solo_iteration_s();
+    // Without per-operation traffic, every byte of the peak is assumed touched once an iteration.
+    const double fallback_rate = solo_s > 0 ? static_cast<double>(p.peak_live_bytes) / solo_s : 0;
+    double at = 0;
+    double bytes = 0;
+    for (std::size_t i = 0; i < p.operations.size(); ++i) {
+      const auto& op = p.operations[i];
+      at += op.solo_s;
+      bytes +=
+          op.bytes_touched > 0 ? static_cast<double>(op.bytes_touched) : fallback_rate * op.solo_s;
+      const bool last = i + 1 == p.operations.size() || p.operations[i + 1].fill != op.fill;
+      if (!last) continue;
+      const double start = segments.empty() ? 0 : segments.back().end;
+      segments.push_back({at, op.fill, at > start ? bytes / (at - start) : 0});
+      bytes = 0;
     }
     std::int64_t live = 0;
     for (const auto& step : p.steps) {
@@ -75,9 +84,9 @@ struct job_run {
   // Setup and the running iteration.
   double setup_end = 0;
   double iteration_start = 0;
-  double position = 0;  ///< solo seconds into the iteration
-  double scale = 1;     ///< this iteration's jitter: real solo time = profile time x scale
-  std::size_t op = 0;
+  double position = 0;      ///< solo seconds into the iteration
+  double scale = 1;         ///< this iteration's jitter: real solo time = profile time x scale
+  std::size_t segment = 0;  ///< of the prepared profile
   std::size_t next_held_step = 0;
   schedule::usage_curve observed;
 
@@ -87,7 +96,7 @@ struct job_run {
 
   [[nodiscard]] const job_profile& profile() const { return *prepared->profile; }
   [[nodiscard]] double next_boundary() const {
-    double boundary = prepared->op_end[op];
+    double boundary = prepared->segments[segment].end;
     const auto& steps = profile().held.steps;
     if (next_held_step < steps.size()) boundary = std::min(boundary, steps[next_held_step].at_s);
     return boundary;
@@ -131,6 +140,11 @@ class engine final : public schedule::progress_source {
     }
     std::sort(schedule_.begin(), schedule_.end(),
               [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+    // Arrivals in time order; equal times keep the workload's order (as the runtime does).
+    for (std::size_t i = 0; i < runs_.size(); ++i) arrivals_.push_back(i);
+    std::stable_sort(arrivals_.begin(), arrivals_.end(), [&](std::size_t a, std::size_t b) {
+      return jobs[a].spec.arrival_s < jobs[b].spec.arrival_s;
+    });
     if (options_.timeline) *options_.timeline << "time_s,job,event,held_bytes\n";
   }
 
@@ -159,36 +173,33 @@ class engine final : public schedule::progress_source {
   // --- time ---------------------------------------------------------------------------------
 
   [[nodiscard]] bool all_done() const {
-    return std::all_of(runs_.begin(), runs_.end(),
-                       [](const auto& r) { return r.now == stage::done; });
+    return next_arrival_ == arrivals_.size() && active_.empty();
   }
 
   /// Solo seconds of its profile each running job advances per second of real time.
   void compute_rates() {
-    rates_.assign(runs_.size(), 0);
+    rates_.resize(runs_.size());
     double fill = 0;
-    for (const auto& run : runs_) {
-      if (run.now == stage::running) fill += run.profile().operations[run.op].fill;
+    std::size_t paging_jobs = 0;
+    for (const auto i : active_) {
+      const auto& run = runs_[i];
+      if (run.now != stage::running) continue;
+      fill += run.prepared->segments[run.segment].fill;
+      ++paging_jobs;
     }
     const double shared = fill <= 1 ? 1 : 1 / fill;
-    std::size_t system_held = 0;
-    std::size_t paging_jobs = 0;
-    for (const auto& run : runs_) {
-      system_held += run.held;
-      if (run.now == stage::running) ++paging_jobs;
-    }
     double oversubscribed = 0;
-    if (device_.unified_memory && system_held > device_.capacity)
+    if (device_.unified_memory && held_total_ > device_.capacity)
       oversubscribed =
-          static_cast<double>(system_held - device_.capacity) / static_cast<double>(system_held);
-    for (std::size_t i = 0; i < runs_.size(); ++i) {
+          static_cast<double>(held_total_ - device_.capacity) / static_cast<double>(held_total_);
+    for (const auto i : active_) {
       const auto& run = runs_[i];
       if (run.now != stage::running) continue;
       // Seconds per solo second: compute, plus paging the non-resident share of what the
       // operation touches over the link the paging jobs share.
       double seconds = run.scale / shared;
       if (oversubscribed > 0) {
-        seconds += oversubscribed * run.prepared->touch_rate[run.op] * run.scale *
+        seconds += oversubscribed * run.prepared->segments[run.segment].touch_rate * run.scale *
                    static_cast<double>(paging_jobs) / device_.pcie_bandwidth;
       }
       rates_[i] = 1 / seconds;
@@ -198,11 +209,12 @@ class engine final : public schedule::progress_source {
   double next_event_time() {
     compute_rates();
     double next = never;
-    for (std::size_t i = 0; i < runs_.size(); ++i) {
+    if (next_arrival_ < arrivals_.size())
+      next = std::max(now_, runs_[arrivals_[next_arrival_]].job->spec.arrival_s);
+    for (const auto i : active_) {
       const auto& run = runs_[i];
       switch (run.now) {
         case stage::pending:
-          next = std::min(next, std::max(now_, run.job->spec.arrival_s));
           break;
         case stage::waiting:
           next = std::min(next, run.wake_at);
@@ -217,14 +229,14 @@ class engine final : public schedule::progress_source {
           break;
       }
     }
-    // Budget changes matter only while something can still happen.
-    if (next_change_ < schedule_.size() && next != never)
+    // A budget change may be what lets a waiting job start.
+    if (next_change_ < schedule_.size())
       next = std::min(next, std::max(now_, schedule_[next_change_].at_s));
     return next;
   }
 
   void advance_to(double time) {
-    for (std::size_t i = 0; i < runs_.size(); ++i) {
+    for (const auto i : active_) {
       auto& run = runs_[i];
       if (run.now != stage::running) continue;
       const double boundary = run.next_boundary();
@@ -248,13 +260,16 @@ class engine final : public schedule::progress_source {
       ++next_change_;
       notify = true;
     }
-    for (auto& run : runs_) {
-      if (run.now == stage::pending && run.job->spec.arrival_s <= now_) {
-        arrive(run);
-        notify = true;
-      }
+    while (next_arrival_ < arrivals_.size() &&
+           runs_[arrivals_[next_arrival_]].job->spec.arrival_s <= now_) {
+      const auto i = arrivals_[next_arrival_++];
+      active_.push_back(i);
+      arrive(runs_[i]);
+      notify = true;
     }
-    for (std::size_t i = 0; i < runs_.size(); ++i) {
+    // Indices, not references: a departure below leaves active_ as it is until the sweep.
+    for (std::size_t k = 0; k < active_.size(); ++k) {
+      const auto i = active_[k];
       auto& run = runs_[i];
       if (run.now == stage::setup && run.setup_end <= now_) {
         begin_iteration(run);
@@ -272,6 +287,7 @@ class engine final : public schedule::progress_source {
       }
     }
     record_system_peaks();
+    std::erase_if(active_, [&](std::size_t i) { return runs_[i].now == stage::done; });
   }
 
   void arrive(job_run& run) {
@@ -292,8 +308,8 @@ class engine final : public schedule::progress_source {
     for (bool started = true; started;) {
       started = false;
       std::vector<job_run*> waiting;
-      for (auto& run : runs_) {
-        if (run.now == stage::waiting) waiting.push_back(&run);
+      for (const auto i : active_) {
+        if (runs_[i].now == stage::waiting) waiting.push_back(&runs_[i]);
       }
       std::stable_sort(waiting.begin(), waiting.end(), [](const job_run* a, const job_run* b) {
         return a->asked_at < b->asked_at;
@@ -340,7 +356,7 @@ class engine final : public schedule::progress_source {
     run.now = stage::running;
     run.iteration_start = now_;
     run.position = 0;
-    run.op = 0;
+    run.segment = 0;
     run.next_held_step = 0;
     run.scale = options_.jitter > 0 ? std::exp(noise_(random_) * options_.jitter) : 1;
     run.observed = {};
@@ -360,10 +376,10 @@ class engine final : public schedule::progress_source {
       if (delta < 0) release(run, static_cast<std::size_t>(-delta));
       run.observed.steps.push_back({now_ - run.iteration_start, delta});
     }
-    while (run.op < run.prepared->op_end.size() &&
-           reached(run.position, run.prepared->op_end[run.op]))
-      ++run.op;
-    if (run.op < run.prepared->op_end.size()) return false;
+    const auto& segments = run.prepared->segments;
+    while (run.segment < segments.size() && reached(run.position, segments[run.segment].end))
+      ++run.segment;
+    if (run.segment < segments.size()) return false;
     // Steps at the very end of the iteration were applied above.
     end_iteration(run);
     return true;
@@ -384,7 +400,7 @@ class engine final : public schedule::progress_source {
     if (finished) {
       depart(run, runtime::job_status::completed, "");
     } else {
-      run.op = 0;
+      run.segment = 0;
       wait(run);
     }
   }
@@ -398,7 +414,7 @@ class engine final : public schedule::progress_source {
                         std::string(policy_.name()) + "')");
       return false;
     }
-    const auto system = system_held();
+    const auto system = held_total_;
     if (!device_.unified_memory && system + bytes > budget_) {
       out_of_memory(run, bytes,
                     "the budget of " + format_bytes(budget_) + ", with " +
@@ -406,12 +422,17 @@ class engine final : public schedule::progress_source {
       return false;
     }
     run.held += bytes;
+    held_total_ += bytes;
     run.result.peak_reserved_bytes = std::max(run.result.peak_reserved_bytes, run.held);
     peak_held_ = std::max(peak_held_, system + bytes);
     return true;
   }
 
-  void release(job_run& run, std::size_t bytes) { run.held -= std::min(bytes, run.held); }
+  void release(job_run& run, std::size_t bytes) {
+    bytes = std::min(bytes, run.held);
+    run.held -= bytes;
+    held_total_ -= bytes;
+  }
 
   void out_of_memory(job_run& run, std::size_t bytes, const std::string& beyond) {
     run.result.out_of_memory = true;
@@ -424,7 +445,7 @@ class engine final : public schedule::progress_source {
     run.result.status = status;
     run.result.error = error;
     run.result.end_s = now_;
-    run.held = 0;
+    release(run, run.held);
     run.now = stage::done;
     policy_.on_departure(run.id, now_);
     record(run, status == runtime::job_status::completed ? "completed" : "failed");
@@ -447,15 +468,10 @@ class engine final : public schedule::progress_source {
 
   // --- accounting ---------------------------------------------------------------------------
 
-  [[nodiscard]] std::size_t system_held() const {
-    std::size_t held = 0;
-    for (const auto& run : runs_) held += run.held;
-    return held;
-  }
-
   void record_system_peaks() {
     std::size_t live = 0;
-    for (const auto& run : runs_) {
+    for (const auto i : active_) {
+      const auto& run = runs_[i];
       if (run.now == stage::running)
         live += run.prepared->live_at(run.position);
       else if (run.now == stage::waiting && run.set_up)
@@ -510,7 +526,11 @@ class engine final : public schedule::progress_source {
 
   std::vector<prepared_profile> prepared_;
   std::vector<job_run> runs_;
-  std::vector<double> rates_;
+  std::vector<double> rates_;          ///< by job index; valid for running jobs
+  std::vector<std::size_t> arrivals_;  ///< job indices in arrival order
+  std::size_t next_arrival_ = 0;
+  std::vector<std::size_t> active_;  ///< arrived and not done, in arrival order
+  std::size_t held_total_ = 0;       ///< regions all jobs hold
   double now_ = 0;
   std::size_t peak_held_ = 0;
   std::size_t peak_live_ = 0;

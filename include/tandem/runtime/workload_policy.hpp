@@ -1,0 +1,43 @@
+#pragma once
+// The policy and budget a run of a workload uses, with command-line overrides: shared by
+// `tandem run` and `tandem sim`, so that both read a workload's [policy] the same way.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "tandem/runtime/workload.hpp"
+#include "tandem/schedule/registry.hpp"
+
+namespace tandem::runtime {
+
+/// What a command line may replace.
+struct policy_overrides {
+  std::optional<std::string> policy;  ///< replaces the workload's [policy] name
+  std::optional<std::size_t> budget;  ///< replaces the workload's budget
+};
+
+/// The policy's name: the override, else the workload's.
+[[nodiscard]] std::string policy_name(const workload& spec, const policy_overrides& overrides);
+
+/// The budget in bytes: the override, else the workload's, else the capacity.
+[[nodiscard]] std::size_t budget_of(const workload& spec, const policy_overrides& overrides);
+
+/// What make_policy needs: the budget, the job count and the [policy] options as numbers (the
+/// workload's options only when its own policy runs; an override starts from defaults).
+[[nodiscard]] schedule::policy_context policy_context_of(const workload& spec,
+                                                         const policy_overrides& overrides,
+                                                         std::size_t budget);
+
+/// Checks the policy name against the registry, its options and their values (by making the
+/// policy once), and a budget override against the capacity. Throws config_error naming the
+/// file, the line and a fix.
+void validate_policy(const workload& spec, const policy_overrides& overrides);
+
+/// "FILE:LINE: message" as a config_error.
+[[noreturn]] void fail_at(const workload& spec, std::size_t line, const std::string& message);
+
+/// A workload value as a message shows it ("the string \"x\"", "true", "3").
+[[nodiscard]] std::string describe(const option_value& value);
+
+}  // namespace tandem::runtime

@@ -1,0 +1,152 @@
+#include "sim_command.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/runtime/profile.hpp"
+#include "tandem/sim/workload_sim.hpp"
+
+namespace tandem::cli {
+namespace {
+
+// No fmt here: the tandem executable sees libtorch's include directories (see run_command.cpp).
+
+std::ofstream open_file(const std::string& path, const char* what) {
+  std::ofstream out(path);
+  TANDEM_EXPECTS(out.good(), config_error,
+                 std::string("cannot write the ") + what + " file '" + path +
+                     "': " + std::strerror(errno) + "; check the directory exists and is writable");
+  return out;
+}
+
+void finish_file(std::ofstream& out, const std::string& path, const char* what) {
+  out.close();
+  TANDEM_EXPECTS(!out.fail(), device_error,
+                 std::string("writing the ") + what + " to '" + path + "' failed");
+}
+
+struct comparison_row {
+  std::string batch;
+  std::string policy;
+  runtime::run_result result;
+};
+
+void print_comparison(const std::vector<comparison_row>& rows, std::ostream& out) {
+  out << std::left << std::setw(7) << "batch" << std::setw(11) << "policy" << std::right
+      << std::setw(12) << "samples/s" << std::setw(9) << "ratio" << std::setw(12) << "makespan"
+      << std::setw(13) << "peak held" << std::setw(8) << "failed" << '\n';
+  const runtime::run_result* reference = nullptr;
+  std::string reference_batch;
+  for (const auto& row : rows) {
+    // Ratios against the first policy of the same batch.
+    if (reference == nullptr || row.batch != reference_batch) {
+      reference = &row.result;
+      reference_batch = row.batch;
+    }
+    const double base = reference->aggregate_samples_per_s;
+    std::ostringstream ratio;
+    ratio << std::fixed << std::setprecision(2)
+          << (base > 0 ? row.result.aggregate_samples_per_s / base : 0) << 'x';
+    std::ostringstream numbers;
+    out << std::left << std::setw(7) << row.batch << std::setw(11) << row.policy << std::right
+        << std::fixed << std::setprecision(1) << std::setw(12) << row.result.aggregate_samples_per_s
+        << std::setw(9) << ratio.str() << std::setprecision(2) << std::setw(11)
+        << row.result.makespan_s << 's' << std::setw(13)
+        << format_bytes(row.result.peak_reserved_bytes) << std::setw(8) << row.result.failed_jobs()
+        << '\n';
+  }
+}
+
+}  // namespace
+
+int sim_workload_command(const sim_command_options& options, std::ostream& out) {
+  sim::sim_setup setup;
+  setup.gpu = options.gpu;
+  runtime::profile_set recorded;
+  if (!options.profiles_path.empty()) {
+    recorded = runtime::load_profile(options.profiles_path);
+    setup.recorded = &recorded;
+  }
+  setup.overrides = {options.policy, options.budget};
+  setup.options.seed = options.seed;
+  setup.options.jitter = options.jitter;
+  TANDEM_EXPECTS(options.jitter >= 0 && options.jitter <= 1, config_error,
+                 "--jitter must be between 0 and 1 (a relative spread of iteration times)");
+  const auto spec = runtime::load_workload(options.workload, sim::simulation_vocabulary(setup));
+
+  std::ofstream json;
+  std::ofstream timeline;
+  if (!options.json_path.empty()) json = open_file(options.json_path, "JSON results");
+  const bool single = options.compare.empty() && options.sweep_batch.empty();
+  if (!options.timeline_path.empty()) {
+    TANDEM_EXPECTS(single, config_error,
+                   "--timeline records one run; drop --compare and --sweep-batch to use it");
+    timeline = open_file(options.timeline_path, "timeline");
+    setup.options.timeline = &timeline;
+  }
+
+  if (single) {
+    sim::validate_simulation(spec, setup);
+    const auto result = sim::simulate_workload(spec, setup);
+    out << spec.source << " under policy " << result.policy << " on " << result.device << " (seed "
+        << options.seed << ")\n";
+    runtime::print_table(result, out);
+    if (json.is_open()) {
+      runtime::write_json(result, json);
+      finish_file(json, options.json_path, "JSON results");
+      out << "results: " << options.json_path << "\n";
+    }
+    if (timeline.is_open()) {
+      finish_file(timeline, options.timeline_path, "timeline");
+      out << "timeline: " << options.timeline_path << "\n";
+    }
+    return result.failed_jobs() == 0 ? 0 : 3;
+  }
+
+  std::vector<std::optional<std::int64_t>> batches;
+  for (const auto batch : options.sweep_batch) batches.emplace_back(batch);
+  if (batches.empty()) batches.emplace_back(std::nullopt);
+  auto policies = options.compare;
+  if (policies.empty()) policies.push_back(runtime::policy_name(spec, setup.overrides));
+  // Every combination is checked before the first runs: a typo costs no simulation time.
+  for (const auto& batch : batches) {
+    for (const auto& policy : policies) {
+      auto each = setup;
+      each.batch_size = batch;
+      each.overrides.policy = policy;
+      sim::validate_simulation(spec, each);
+    }
+  }
+  std::vector<comparison_row> rows;
+  for (const auto& batch : batches) {
+    for (const auto& policy : policies) {
+      auto each = setup;
+      each.batch_size = batch;
+      each.overrides.policy = policy;
+      rows.push_back(
+          {batch ? std::to_string(*batch) : "file", policy, sim::simulate_workload(spec, each)});
+    }
+  }
+  out << spec.source << " on " << rows.front().result.device << " (seed " << options.seed
+      << "; ratio: aggregate samples/s against the first policy of the row's batch)\n";
+  print_comparison(rows, out);
+  if (json.is_open()) {
+    json << "[\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (i > 0) json << ",\n";
+      runtime::write_json(rows[i].result, json);
+    }
+    json << "]\n";
+    finish_file(json, options.json_path, "JSON results");
+    out << "results: " << options.json_path << "\n";
+  }
+  return 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,31 @@
+#pragma once
+// `tandem sim`: a workload simulated from generated or recorded profiles (no libtorch needed).
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem::cli {
+
+struct sim_command_options {
+  std::string workload;
+  std::optional<std::string> gpu;         ///< generate profiles for this GPU
+  std::string profiles_path;              ///< or replay profiles recorded by `tandem profile`
+  std::optional<std::string> policy;      ///< replaces the workload's policy
+  std::optional<std::size_t> budget;      ///< replaces the workload's budget
+  std::vector<std::string> compare;       ///< run each of these policies side by side
+  std::vector<std::int64_t> sweep_batch;  ///< run every batch size (with --gpu)
+  std::string json_path;                  ///< empty: no JSON
+  std::string timeline_path;              ///< empty: no timeline
+  std::uint64_t seed = 1;
+  double jitter = 0;
+};
+
+/// Simulates the workload and prints what `tandem run` prints (one policy), or a comparison
+/// table (--compare, --sweep-batch). Returns 0, or 3 when a job of a single run failed.
+int sim_workload_command(const sim_command_options& options, std::ostream& out);
+
+}  // namespace tandem::cli

@@ -1,0 +1,97 @@
+#include "tandem/runtime/workload_policy.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <type_traits>
+#include <variant>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/names.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::runtime {
+
+void fail_at(const workload& spec, std::size_t line, const std::string& message) {
+  throw config_error(spec.source + ":" + std::to_string(line) + ": " + message);
+}
+
+std::string describe(const option_value& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using type = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<type, std::string>) {
+          return "the string \"" + v + "\"";
+        } else if constexpr (std::is_same_v<type, bool>) {
+          return v ? "true" : "false";
+        } else {
+          std::ostringstream text;
+          text << v;
+          return text.str();
+        }
+      },
+      value.value);
+}
+
+std::string policy_name(const workload& spec, const policy_overrides& overrides) {
+  return overrides.policy.value_or(spec.policy.name);
+}
+
+std::size_t budget_of(const workload& spec, const policy_overrides& overrides) {
+  const auto budget = overrides.budget.value_or(spec.device.budget);
+  return budget == 0 ? spec.device.capacity : budget;
+}
+
+schedule::policy_context policy_context_of(const workload& spec, const policy_overrides& overrides,
+                                           std::size_t budget) {
+  schedule::policy_context context{budget, spec.jobs.size(), {}};
+  if (overrides.policy && *overrides.policy != spec.policy.name) return context;
+  for (const auto& [key, value] : spec.policy.options) {
+    if (const auto* integer = std::get_if<std::int64_t>(&value.value)) {
+      context.options[key] = static_cast<double>(*integer);
+    } else if (const auto* real = std::get_if<double>(&value.value)) {
+      context.options[key] = *real;
+    } else {
+      fail_at(spec, value.line,
+              "policy option " + key + " must be a number, not " + describe(value));
+    }
+  }
+  return context;
+}
+
+void validate_policy(const workload& spec, const policy_overrides& overrides) {
+  const auto name = policy_name(spec, overrides);
+  const auto& known_policies = schedule::policy_names();
+  if (std::find(known_policies.begin(), known_policies.end(), name) == known_policies.end()) {
+    throw config_error("unknown policy '" + name + "'" + suggest_name(name, known_policies) +
+                       " (known: " + join_names(known_policies) + ")");
+  }
+  // The workload's policy options belong to its policy: a --policy override ignores them.
+  if (!overrides.policy || *overrides.policy == spec.policy.name) {
+    const auto policy_options = schedule::policy_option_names(name);
+    for (const auto& [key, value] : spec.policy.options) {
+      if (std::find(policy_options.begin(), policy_options.end(), key) == policy_options.end()) {
+        fail_at(spec, value.line,
+                "policy '" + name + "' has no option '" + key + "'" +
+                    (policy_options.empty()
+                         ? "; it takes none"
+                         : suggest_name(key, policy_options) +
+                               " (its options: " + join_names(policy_options) + ")"));
+      }
+    }
+  }
+  try {  // the policy judges its option values
+    static_cast<void>(schedule::make_policy(
+        name, policy_context_of(spec, overrides, budget_of(spec, overrides))));
+  } catch (const config_error& e) {
+    fail_at(spec, spec.policy.line, e.what());
+  }
+  if (overrides.budget) {
+    TANDEM_EXPECTS(*overrides.budget > 0 && *overrides.budget <= spec.device.capacity, config_error,
+                   "--budget " + format_bytes(*overrides.budget) +
+                       " must be above 0 and at most the device capacity " +
+                       format_bytes(spec.device.capacity) + " of " + spec.source +
+                       "; lower it or raise [device] capacity");
+  }
+}
+
+}  // namespace tandem::runtime

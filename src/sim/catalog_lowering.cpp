@@ -1,0 +1,192 @@
+// The iteration in order: zero the gradients, every layer's forward, every layer's backward in
+// reverse, the optimizer step. Memory moves at operation boundaries: what an operation makes is
+// allocated when it starts, its scratch freed when it ends, a layer's output and saved tensors
+// when its backward ends (or, for outputs backward does not need, when their reader has run),
+// each input gradient when the backward before it in the reverse order has consumed it.
+
+#include "catalog_lowering.hpp"
+
+#include <algorithm>
+
+#include "catalog_cost.hpp"
+#include "catalog_layers.hpp"
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::sim::catalog {
+namespace {
+
+using memory::alloc_kind;
+
+constexpr std::size_t step_alignment = 512;
+/// Tensors one multi-tensor-apply launch of PyTorch's foreach optimizers takes, and elements
+/// (its launches also split large tensors into chunks).
+constexpr std::int64_t tensors_per_launch = 110;
+constexpr std::int64_t elements_per_launch = std::int64_t{1} << 24;
+
+class iteration_builder {
+ public:
+  explicit iteration_builder(const gpu_spec& gpu) : gpu_(gpu) {}
+
+  void allocate(std::int64_t bytes, alloc_kind kind) {
+    if (bytes <= 0) return;
+    const auto size = rounded(bytes);
+    profile_.steps.push_back({now_, size, kind});
+    live_ += size;
+    most_live_ = std::max(most_live_, live_);
+  }
+
+  void release(std::int64_t bytes, alloc_kind kind) {
+    if (bytes <= 0) return;
+    const auto size = rounded(bytes);
+    profile_.steps.push_back({now_, -size, kind});
+    live_ -= size;
+  }
+
+  void run(const std::string& name, op_kind kind, const work& w) {
+    if (w.none()) return;
+    const op_cost cost = cost_of(kind, w, gpu_);
+    profile_.operations.push_back(
+        {name, cost.seconds, cost.fill, static_cast<std::size_t>(w.bytes)});
+    now_ += cost.seconds;
+  }
+
+  job_profile finish() {
+    profile_.peak_live_bytes = profile_.persistent_bytes() + static_cast<std::size_t>(most_live_);
+    return std::move(profile_);
+  }
+
+  job_profile& profile() { return profile_; }
+
+ private:
+  static std::int64_t rounded(std::int64_t bytes) {
+    return static_cast<std::int64_t>(align_up(static_cast<std::size_t>(bytes), step_alignment));
+  }
+
+  const gpu_spec& gpu_;
+  job_profile profile_;
+  double now_ = 0;
+  std::int64_t live_ = 0;
+  std::int64_t most_live_ = 0;
+};
+
+struct parameter_totals {
+  std::int64_t tensors = 0;
+  std::int64_t elements = 0;
+};
+
+parameter_totals totals(const network& net) {
+  parameter_totals t;
+  for (const auto& l : net.layers) {
+    t.tensors += static_cast<std::int64_t>(l.parameters.size());
+    for (const auto e : l.parameters) t.elements += e;
+  }
+  return t;
+}
+
+/// Parameters and buffers as the model builds them, then the gradients (made by the first
+/// backward), then the optimizer's state (made by the first step).
+std::vector<std::size_t> persistent_tensors(const network& net, optimizer_kind optimizer) {
+  std::vector<std::size_t> tensors;
+  std::vector<std::size_t> parameters;
+  for (const auto& l : net.layers) {
+    for (const auto e : l.parameters) {
+      parameters.push_back(static_cast<std::size_t>(e * fp32_bytes));
+      tensors.push_back(parameters.back());
+    }
+    for (const auto b : l.buffer_bytes) tensors.push_back(static_cast<std::size_t>(b));
+  }
+  const int states = optimizer == optimizer_kind::adam ? 2 : 1;
+  for (int copy = 0; copy < 1 + states; ++copy) {
+    tensors.insert(tensors.end(), parameters.begin(), parameters.end());
+  }
+  return tensors;
+}
+
+/// A foreach pass over every parameter reading and writing `bytes_per_element` per element.
+work foreach_pass(const parameter_totals& p, double bytes_per_element, int passes) {
+  work w;
+  w.flops = 4.0 * static_cast<double>(p.elements);
+  w.bytes = bytes_per_element * static_cast<double>(p.elements);
+  w.blocks = elementwise_blocks(p.elements);
+  const std::int64_t launches =
+      std::max({std::int64_t{1}, (p.tensors + tensors_per_launch - 1) / tensors_per_launch,
+                (p.elements + elements_per_launch - 1) / elements_per_launch});
+  w.kernels = passes * static_cast<int>(launches);
+  return w;
+}
+
+void forward_pass(iteration_builder& it, const network& net) {
+  std::vector<std::vector<std::size_t>> released_after(net.layers.size());
+  for (std::size_t j = 0; j < net.layers.size(); ++j) {
+    const auto after = net.layers[j].output_freed_after;
+    if (after == kept_for_backward) continue;
+    TANDEM_ASSERT(after > j && after < net.layers.size(),
+                  net.layers[j].name + "'s output is freed after a layer that does not follow it");
+    released_after[after].push_back(j);
+  }
+  for (std::size_t i = 0; i < net.layers.size(); ++i) {
+    const layer& l = net.layers[i];
+    const bool kept = l.output_freed_after == kept_for_backward;
+    it.allocate(l.output_bytes, kept ? alloc_kind::feature_map : alloc_kind::temporary);
+    it.allocate(l.saved_bytes, alloc_kind::feature_map);
+    it.allocate(l.forward_scratch_bytes, alloc_kind::temporary);
+    it.run(l.name + ".forward", l.kind, l.forward);
+    it.release(l.forward_scratch_bytes, alloc_kind::temporary);
+    for (const auto j : released_after[i]) {
+      it.release(net.layers[j].output_bytes, alloc_kind::temporary);
+    }
+  }
+}
+
+void backward_pass(iteration_builder& it, const network& net) {
+  std::int64_t pending_gradient = 0;  // made by the previous backward, consumed by this one
+  for (auto i = net.layers.size(); i-- > 0;) {
+    const layer& l = net.layers[i];
+    it.allocate(l.input_gradient_bytes, alloc_kind::gradient);
+    it.allocate(l.backward_scratch_bytes, alloc_kind::temporary);
+    it.run(l.name + ".backward", l.kind, l.backward);
+    it.release(l.backward_scratch_bytes, alloc_kind::temporary);
+    it.release(pending_gradient, alloc_kind::gradient);
+    pending_gradient = l.input_gradient_bytes;
+    it.release(l.saved_bytes, alloc_kind::feature_map);
+    if (l.output_freed_after == kept_for_backward) {
+      it.release(l.output_bytes, alloc_kind::feature_map);
+    }
+  }
+  it.release(pending_gradient, alloc_kind::gradient);
+}
+
+void optimizer_step(iteration_builder& it, const parameter_totals& p, optimizer_kind optimizer) {
+  if (optimizer == optimizer_kind::sgd) {
+    // momentum = 0.9 m + g; p -= lr m: reads p, g, m and writes m, p.
+    it.run("optimizer.step", op_kind::optimizer, foreach_pass(p, 5.0 * fp32_bytes, 3));
+    return;
+  }
+  // Adam's foreach implementation also makes sqrt(v) for every parameter at once.
+  const std::int64_t sqrt_bytes = p.elements * fp32_bytes;
+  it.allocate(sqrt_bytes, alloc_kind::temporary);
+  it.run("optimizer.step", op_kind::optimizer, foreach_pass(p, 9.0 * fp32_bytes, 8));
+  it.release(sqrt_bytes, alloc_kind::temporary);
+}
+
+}  // namespace
+
+job_profile lower(const network& net, const std::string& model, optimizer_kind optimizer,
+                  const gpu_spec& gpu) {
+  iteration_builder it(gpu);
+  job_profile& profile = it.profile();
+  profile.model = model;
+  profile.batch_size = net.batch;
+  profile.source = "generated for " + gpu.name;
+  profile.persistent_tensors = persistent_tensors(net, optimizer);
+  const parameter_totals p = totals(net);
+  // The gradients stay allocated between iterations and are zeroed in place.
+  it.run("zero_grad", op_kind::optimizer, foreach_pass(p, 1.0 * fp32_bytes, 1));
+  forward_pass(it, net);
+  backward_pass(it, net);
+  optimizer_step(it, p, optimizer);
+  return it.finish();
+}
+
+}  // namespace tandem::sim::catalog

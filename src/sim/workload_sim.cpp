@@ -1,0 +1,248 @@
+#include "tandem/sim/workload_sim.hpp"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/names.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/memory/pool_options.hpp"
+#include "tandem/schedule/registry.hpp"
+#include "tandem/sim/gpu_spec.hpp"
+#include "tandem/sim/profile_generator.hpp"
+#include "tandem/sim/region_replay.hpp"
+
+namespace tandem::sim {
+namespace {
+
+using runtime::fail_at;
+
+bool is_unified(const runtime::workload& spec, const sim_setup& setup) {
+  return runtime::policy_name(spec, setup.overrides) == unified_memory_policy;
+}
+
+std::size_t region_size_of(const runtime::workload& spec) {
+  return spec.device.region_size != 0 ? spec.device.region_size
+                                      : memory::pool_options{}.region_size;
+}
+
+const runtime::job_profile* recorded_profile(const runtime::profile_set& profiles,
+                                             const std::string& name) {
+  for (const auto& job : profiles.jobs) {
+    if (job.name == name) return &job;
+  }
+  return nullptr;
+}
+
+/// The job's [job.model_options] as the generator's numbers.
+std::map<std::string, double> numeric_options(const runtime::workload& spec,
+                                              const runtime::job_spec& job) {
+  std::map<std::string, double> options;
+  for (const auto& [key, value] : job.model_options) {
+    if (const auto* integer = std::get_if<std::int64_t>(&value.value)) {
+      options[key] = static_cast<double>(*integer);
+    } else if (const auto* real = std::get_if<double>(&value.value)) {
+      options[key] = *real;
+    } else {
+      fail_at(spec, value.line,
+              "model option " + key + " must be a number, not " + runtime::describe(value));
+    }
+  }
+  return options;
+}
+
+model_request request_of(const runtime::workload& spec, const runtime::job_spec& job,
+                         const sim_setup& setup) {
+  return {job.model, setup.batch_size.value_or(job.batch_size), numeric_options(spec, job),
+          job.optimizer};
+}
+
+/// The median of the iterations after the first (which also builds optimizer state).
+double steady_iteration_s(const runtime::job_profile& recorded) {
+  std::vector<double> times(recorded.iteration_s.begin() + (recorded.iteration_s.size() > 1),
+                            recorded.iteration_s.end());
+  if (times.empty()) return 0;
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+std::vector<std::string> gpu_names() {
+  std::vector<std::string> names;
+  for (const auto& gpu : gpu_specs()) names.push_back(gpu.name);
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::string> simulated_policy_names() {
+  auto names = schedule::policy_names();
+  names.emplace_back(unified_memory_policy);
+  return names;
+}
+
+runtime::workload_vocabulary simulation_vocabulary(const sim_setup& setup) {
+  runtime::workload_vocabulary vocabulary;
+  if (setup.gpu) vocabulary.models = generated_model_names();
+  vocabulary.policies = simulated_policy_names();
+  return vocabulary;
+}
+
+void validate_simulation(const runtime::workload& spec, const sim_setup& setup) {
+  TANDEM_EXPECTS(setup.gpu.has_value() != (setup.recorded != nullptr), config_error,
+                 "a simulation needs its jobs' profiles from exactly one source: --gpu NAME "
+                 "(generated from each job's model; known GPUs: " +
+                     join_names(gpu_names()) +
+                     ") or --profiles FILE (recorded on this machine by `tandem profile`)");
+  TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
+                 spec.source + ": the workload has no jobs; add a [[job]] table");
+  const auto device = simulated_device(spec, setup);
+  if (is_unified(spec, setup)) {
+    if (!setup.overrides.policy && !spec.policy.options.empty())
+      fail_at(spec, spec.policy.line, "policy 'mps-um' takes no options");
+  } else {
+    auto checked = spec;
+    checked.device.capacity = device.capacity;  // the budget override is judged against it
+    runtime::validate_policy(checked, setup.overrides);
+  }
+  if (setup.gpu) {
+    TANDEM_EXPECTS(!setup.batch_size || *setup.batch_size > 0, config_error,
+                   "a batch size must be at least 1");
+    for (const auto& job : spec.jobs) {
+      try {
+        static_cast<void>(generated_model_option_names(job.model));
+        static_cast<void>(request_of(spec, job, setup));
+      } catch (const config_error& e) {
+        fail_at(spec, job.line, "job '" + job.name + "': " + e.what());
+      }
+    }
+    return;
+  }
+  TANDEM_EXPECTS(!setup.batch_size, config_error,
+                 "a batch sweep needs --gpu: recorded profiles hold one batch size each");
+  for (const auto& job : spec.jobs) {
+    const auto* recorded = recorded_profile(*setup.recorded, job.name);
+    if (recorded == nullptr) {
+      fail_at(spec, job.line,
+              "job '" + job.name + "' has no profile in " + setup.recorded->workload +
+                  "'s profiles; run `tandem profile " + spec.source + "` to record them");
+    }
+    if (recorded->batch_size != job.batch_size || recorded->model != job.model) {
+      fail_at(spec, job.line,
+              "job '" + job.name + "' is " + job.model + " at batch " +
+                  std::to_string(job.batch_size) + " but its profile is " + recorded->model +
+                  " at batch " + std::to_string(recorded->batch_size) + "; profile it again");
+    }
+    if (!recorded->completed || !recorded->last_iteration) {
+      fail_at(spec, job.line,
+              "job '" + job.name + "' failed when profiled (" + recorded->error +
+                  "); a failed profile cannot be simulated");
+    }
+  }
+}
+
+device_model simulated_device(const runtime::workload& spec, const sim_setup& setup) {
+  device_model device;
+  device.unified_memory = is_unified(spec, setup);
+  if (!setup.gpu) {
+    device.description = "simulated " + (setup.recorded ? setup.recorded->device : std::string());
+    device.capacity = spec.device.capacity;
+    device.budget = runtime::budget_of(spec, setup.overrides);
+    return device;
+  }
+  const auto& gpu = find_gpu(*setup.gpu);
+  device.description = "simulated " + gpu.name;
+  device.capacity = gpu.memory_bytes;
+  device.pcie_bandwidth = gpu.pcie_bandwidth;
+  const auto budget = setup.overrides.budget.value_or(spec.device.budget);
+  TANDEM_EXPECTS(budget <= gpu.memory_bytes, config_error,
+                 "budget " + format_bytes(budget) + " exceeds the " +
+                     format_bytes(gpu.memory_bytes) + " of " + gpu.name +
+                     "; lower it with --budget or pick a larger GPU");
+  device.budget = budget == 0 ? gpu.memory_bytes : budget;
+  for (const auto& change : spec.device.budget_schedule) {
+    if (change.bytes > gpu.memory_bytes) {
+      fail_at(spec, change.line,
+              "budget_schedule sets " + format_bytes(change.bytes) + ", more than the " +
+                  format_bytes(gpu.memory_bytes) + " of " + gpu.name);
+    }
+  }
+  return device;
+}
+
+job_profile from_recorded(const runtime::job_profile& recorded, unsigned cores) {
+  job_profile profile;
+  profile.model = recorded.model;
+  profile.batch_size = recorded.batch_size;
+  profile.source = "recorded";
+  profile.setup_s = recorded.setup_s;
+  profile.persistent_tensors = {recorded.persistent_bytes};
+  profile.peak_live_bytes = recorded.peak_live_bytes;
+  const auto& detail = *recorded.last_iteration;
+  const double measured = detail.held.duration_s;
+  const double steady = steady_iteration_s(recorded);
+  const double stretch = measured > 0 && steady > 0 ? steady / measured : 1;
+  const double fill = std::min(1.0, static_cast<double>(recorded.threads) / std::max(1u, cores));
+  // Operations as recorded, with the host time between them as operations of their own, so
+  // that they add up to the iteration.
+  double at = 0;
+  const auto add = [&](const std::string& name, double until) {
+    if (until > at) profile.operations.push_back({name, (until - at) * stretch, fill, 0});
+    at = std::max(at, until);
+  };
+  for (const auto& op : detail.operations) {
+    add("(host)", op.start_s);
+    add(op.name, op.start_s + op.duration_s);
+  }
+  add(detail.operations.empty() ? "iteration" : "(host)", measured);
+  for (const auto& step : detail.allocations)
+    profile.steps.push_back({step.at_s * stretch, step.delta_bytes, step.kind});
+  profile.held = detail.held;
+  profile.held.duration_s = measured * stretch;
+  for (auto& step : profile.held.steps) step.at_s *= stretch;
+  return profile;
+}
+
+std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const sim_setup& setup) {
+  std::vector<simulated_job> jobs;
+  using key = std::tuple<std::string, std::int64_t, std::map<std::string, double>, std::string>;
+  std::map<key, std::shared_ptr<const job_profile>> generated;
+  for (const auto& job : spec.jobs) {
+    simulated_job simulated;
+    simulated.spec = job;
+    if (setup.gpu) {
+      auto request = request_of(spec, job, setup);
+      simulated.spec.batch_size = request.batch_size;
+      auto& profile =
+          generated[key{request.model, request.batch_size, request.options, request.optimizer}];
+      if (!profile) {
+        auto made = generate_profile(request, find_gpu(*setup.gpu));
+        replay_regions(made, region_size_of(spec));
+        profile = std::make_shared<const job_profile>(std::move(made));
+      }
+      simulated.profile = profile;
+    } else {
+      simulated.profile = std::make_shared<const job_profile>(
+          from_recorded(*recorded_profile(*setup.recorded, job.name), setup.recorded->cores));
+    }
+    jobs.push_back(std::move(simulated));
+  }
+  return jobs;
+}
+
+runtime::run_result simulate_workload(const runtime::workload& spec, const sim_setup& setup) {
+  validate_simulation(spec, setup);
+  const auto device = simulated_device(spec, setup);
+  const auto jobs = simulated_jobs(spec, setup);
+  auto name = runtime::policy_name(spec, setup.overrides);
+  auto context = runtime::policy_context_of(spec, setup.overrides, device.budget);
+  // MPS shares compute and memory like spatial sharing; what differs is the memory model.
+  const auto policy = schedule::make_policy(device.unified_memory ? "spatial" : name, context);
+  auto result = simulate(jobs, *policy, device, spec.device.budget_schedule, setup.options);
+  result.workload = spec.source;
+  result.policy = name;
+  return result;
+}
+
+}  // namespace tandem::sim

@@ -1,0 +1,210 @@
+// Workload files simulated: profiles generated for a GPU or recorded here, the device and budget
+// a simulation runs on, the mps-um baseline, sweeps, and the errors a user can make.
+
+#include "tandem/sim/workload_sim.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::sim {
+namespace {
+
+runtime::workload parse(const std::string& text, const sim_setup& setup) {
+  return runtime::parse_workload(text, "test.toml", simulation_vocabulary(setup));
+}
+
+const std::string two_resnets = R"(
+[device]
+capacity = "2GiB"
+
+[policy]
+name = "temporal"
+
+[[job]]
+name = "a"
+model = "resnet50"
+batch_size = 32
+iterations = 20
+[job.model_options]
+image_side = 224
+classes = 1000
+
+[[job]]
+name = "b"
+model = "resnet50"
+batch_size = 32
+iterations = 20
+[job.model_options]
+image_side = 224
+classes = 1000
+)";
+
+sim_setup on_gpu(std::string name) {
+  sim_setup setup;
+  setup.gpu = std::move(name);
+  return setup;
+}
+
+std::string error_of(const runtime::workload& spec, const sim_setup& setup) {
+  try {
+    static_cast<void>(simulate_workload(spec, setup));
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(WorkloadSim, GeneratedProfilesRunOnTheGpusMemory) {
+  const auto setup = on_gpu("v100");
+  const auto spec = parse(two_resnets, setup);
+  const auto device = simulated_device(spec, setup);
+  EXPECT_EQ(device.capacity, device.budget);
+  EXPECT_GT(device.capacity, 30 * GiB);
+  const auto result = simulate_workload(spec, setup);
+  EXPECT_EQ(result.policy, "temporal");
+  EXPECT_EQ(result.failed_jobs(), 0u);
+  ASSERT_EQ(result.jobs.size(), 2u);
+  EXPECT_EQ(result.jobs[0].iterations, 20);
+  // Temporal: one iteration at a time, so the two jobs together run at most at solo speed.
+  const auto jobs = simulated_jobs(spec, setup);
+  EXPECT_EQ(jobs[0].profile, jobs[1].profile) << "identical jobs share one profile";
+  const double solo = jobs[0].profile->solo_iteration_s();
+  EXPECT_NEAR(result.makespan_s, 40 * solo, 1e-6 * result.makespan_s);
+  EXPECT_GT(result.peak_reserved_bytes, 2 * jobs[0].profile->held.held_at_start);
+}
+
+TEST(WorkloadSim, SpatialSharingBeatsTemporalWhenItFitsAndMpsPaysWhenItDoesNot) {
+  auto setup = on_gpu("v100");
+  const auto spec = parse(two_resnets, setup);
+  setup.overrides.policy = "spatial";
+  const auto spatial = simulate_workload(spec, setup);
+  setup.overrides.policy = "temporal";
+  const auto temporal = simulate_workload(spec, setup);
+  EXPECT_EQ(spatial.failed_jobs(), 0u);
+  // Both fill the GPU: sharing it gains nothing over taking turns, and loses nothing.
+  EXPECT_NEAR(spatial.makespan_s, temporal.makespan_s, 0.02 * temporal.makespan_s);
+
+  // A budget below the two peaks: spatial fails a job, mps-um completes both but pays paging.
+  const auto peak = simulated_jobs(spec, setup)[0].profile->held.peak();
+  setup.overrides.budget = peak * 3 / 2;
+  setup.overrides.policy = "spatial";
+  EXPECT_EQ(simulate_workload(spec, setup).failed_jobs(), 1u);
+  setup.overrides.policy = "mps-um";
+  const auto unified = simulate_workload(spec, setup);
+  EXPECT_EQ(unified.failed_jobs(), 0u);
+  EXPECT_GT(unified.peak_reserved_bytes, *setup.overrides.budget);
+  EXPECT_EQ(unified.policy, "mps-um");
+  setup.overrides.policy = "scrooge";
+  const auto scrooge = simulate_workload(spec, setup);
+  EXPECT_EQ(scrooge.failed_jobs(), 0u);
+  EXPECT_LE(scrooge.peak_reserved_bytes, *setup.overrides.budget);
+}
+
+TEST(WorkloadSim, BatchOverrideScalesEveryJob) {
+  auto setup = on_gpu("a100-80gb");
+  const auto spec = parse(two_resnets, setup);
+  setup.batch_size = 64;
+  const auto result = simulate_workload(spec, setup);
+  EXPECT_EQ(result.jobs[0].batch_size, 64);
+  setup.batch_size = 16;
+  EXPECT_LT(simulate_workload(spec, setup).peak_reserved_bytes, result.peak_reserved_bytes);
+}
+
+TEST(WorkloadSim, ErrorsNameTheProblemAndTheFix) {
+  const auto gpu_setup = on_gpu("v100");
+  const auto spec = parse(two_resnets, gpu_setup);
+  EXPECT_NE(error_of(spec, sim_setup{}).find("exactly one source"), std::string::npos);
+  EXPECT_NE(error_of(spec, on_gpu("v1000")).find("v100"), std::string::npos);
+  auto too_big = gpu_setup;
+  too_big.overrides.budget = 64 * GiB;
+  EXPECT_NE(error_of(spec, too_big).find("--budget"), std::string::npos) << error_of(spec, too_big);
+  auto unknown_policy = gpu_setup;
+  unknown_policy.overrides.policy = "scroge";
+  EXPECT_NE(error_of(spec, unknown_policy).find("did you mean 'scrooge'"), std::string::npos);
+  try {
+    static_cast<void>(parse(R"([device]
+capacity = "1GiB"
+[policy]
+name = "temporal"
+[[job]]
+name = "x"
+model = "resnet5O"
+batch_size = 1
+iterations = 1
+)",
+                            gpu_setup));
+    FAIL() << "an unknown model was accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("resnet50"), std::string::npos) << e.what();
+  }
+}
+
+runtime::profile_set recorded_pair() {
+  runtime::profile_set profiles;
+  profiles.workload = "recorded.toml";
+  profiles.device = "cpu test machine";
+  profiles.cores = 2;
+  for (const char* name : {"a", "b"}) {
+    runtime::job_profile job;
+    job.name = name;
+    job.model = "resnet50";
+    job.batch_size = 32;
+    job.threads = 1;
+    job.completed = true;
+    job.setup_s = 0.5;
+    job.iteration_s = {3.0, 1.0, 1.2, 1.1};  // steady median 1.1
+    job.persistent_bytes = 10 * MiB;
+    job.peak_live_bytes = 40 * MiB;
+    runtime::iteration_detail detail;
+    const auto big = static_cast<std::int64_t>(30 * MiB);
+    detail.allocations = {{0.1, big, memory::alloc_kind::feature_map},
+                          {0.9, -big, memory::alloc_kind::feature_map}};
+    detail.operations = {{"aten::conv2d", 0.1, 0.3}, {"ConvolutionBackward0", 0.5, 0.4}};
+    detail.held.held_at_start = 16 * MiB;
+    detail.held.duration_s = 1.0;
+    detail.held.steps = {{0.1, static_cast<std::int64_t>(32 * MiB)},
+                         {0.9, -static_cast<std::int64_t>(32 * MiB)}};
+    job.last_iteration = detail;
+    profiles.jobs.push_back(job);
+  }
+  return profiles;
+}
+
+TEST(WorkloadSim, RecordedProfilesAreStretchedToTheSteadyIterationAndFillTheirThreads) {
+  const auto profiles = recorded_pair();
+  const auto profile = from_recorded(profiles.jobs[0], profiles.cores);
+  EXPECT_NEAR(profile.solo_iteration_s(), 1.1, 1e-12);
+  ASSERT_EQ(profile.operations.size(), 5u);  // host, conv, host, backward, host
+  EXPECT_EQ(profile.operations[1].name, "aten::conv2d");
+  EXPECT_NEAR(profile.operations[1].solo_s, 0.33, 1e-12);
+  EXPECT_DOUBLE_EQ(profile.operations[1].fill, 0.5);
+  EXPECT_NEAR(profile.held.steps[1].at_s, 0.99, 1e-12);
+  EXPECT_EQ(profile.held.held_at_start, 16 * MiB);
+  EXPECT_DOUBLE_EQ(profile.setup_s, 0.5);
+}
+
+TEST(WorkloadSim, RecordedProfilesSimulateTheirWorkload) {
+  const auto profiles = recorded_pair();
+  sim_setup setup;
+  setup.recorded = &profiles;
+  auto spec = parse(two_resnets, setup);
+  setup.overrides.policy = "spatial";
+  const auto result = simulate_workload(spec, setup);
+  // One thread each on two cores: side by side at solo speed.
+  EXPECT_NEAR(result.makespan_s, 0.5 + 20 * 1.1, 1e-9);
+  EXPECT_EQ(result.peak_reserved_bytes, 2 * 48 * MiB);
+
+  spec.jobs[1].batch_size = 64;
+  EXPECT_NE(error_of(spec, setup).find("profile it again"), std::string::npos);
+  spec.jobs[1].name = "c";
+  EXPECT_NE(error_of(spec, setup).find("tandem profile"), std::string::npos);
+  setup.batch_size = 8;
+  EXPECT_NE(error_of(spec, setup).find("needs --gpu"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tandem::sim
