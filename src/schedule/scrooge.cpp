@@ -57,6 +57,22 @@ bool scrooge_policy::someone_runs_alone() const {
   });
 }
 
+bool scrooge_policy::admits(job_id job) const {
+  std::size_t held = 0;
+  std::size_t largest_peak = 0;
+  for (const auto& [id, other] : jobs_) {
+    if (id == job) continue;
+    // What each holds between iterations: a running job's transient regions do not count.
+    if (other.profile && (other.running || progress_ == nullptr)) {
+      held += other.profile->curve.held_at_end();
+    } else if (progress_ != nullptr) {
+      held += progress_->progress(id).held_bytes;
+    }
+    if (other.profile) largest_peak = std::max(largest_peak, other.profile->peak);
+  }
+  return held == 0 || held + largest_peak <= budget_;
+}
+
 std::size_t scrooge_policy::idle_holdings_except(job_id job) const {
   std::size_t held = 0;
   for (const auto& [id, state] : jobs_) {
@@ -75,6 +91,9 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
   if (state.now != phase::informed || !state.profile) {
     // Profiling and fallback iterations run alone; while one waits for the others' iterations
     // to end, nobody starts a new one, so it cannot be starved.
+    // A newcomer that is not admitted holds nobody up: it waits for a departure.
+    state.waiting_to_run_alone = false;
+    if (!state.admitted && !admits(job)) return wait_for_event(state);
     state.waiting_to_run_alone = anyone_running_except(job);
     return state.waiting_to_run_alone ? wait_for_event(state) : decision::start();
   }
@@ -127,25 +146,34 @@ decision scrooge_policy::decide_by_progress(job_id job, job_state& state, double
   const std::size_t peak = state.profile->peak;
   const std::size_t budget = effective_budget();
   std::size_t others_most = 0;
+  std::size_t all_idle = 0;  // what every job holds between its iterations
   bool anyone_running = false;
   most_held_.clear();  // in jobs_ order, the asking job's entry unused
+  idle_held_.clear();
   for (const auto& [id, other] : jobs_) {
     most_held_.push_back(id == job ? 0 : most_it_may_hold(id, other));
     others_most += most_held_.back();
     anyone_running = anyone_running || (id != job && other.running);
+    idle_held_.push_back(other.running && other.profile ? other.profile->curve.held_at_end()
+                                                        : progress_->progress(id).held_bytes);
+    all_idle += idle_held_.back();
   }
   const bool fits = others_most + peak <= budget ||
                     (!anyone_running && others_most + peak <= budget_);  // progress
   if (fits) {
     // No overtaking: a job that has asked earlier and is still waiting must fit beside this one
     // too, or this one waits for it (otherwise a short job could restart forever before it).
+    // An earlier waiter that does not fit even beside everyone's idle holdings waits for a
+    // departure, which this job's iterations only bring closer: it is not waited for.
     std::size_t index = 0;
     for (const auto& [id, other] : jobs_) {
-      const std::size_t other_most = most_held_[index++];
+      const std::size_t other_most = most_held_[index];
+      const std::size_t other_idle = idle_held_[index++];
       if (id == job || other.running || !other.first_ask_s || !other.profile) continue;
       const bool earlier = *other.first_ask_s < *state.first_ask_s ||
                            (*other.first_ask_s == *state.first_ask_s && id < job);
       if (!earlier) continue;
+      if (all_idle - other_idle + other.profile->peak > budget_) continue;
       const std::size_t beside = others_most - other_most + peak;
       if (beside + other.profile->peak > budget) return wait_for_event(state);
     }
@@ -162,6 +190,7 @@ decision scrooge_policy::decide_by_progress(job_id job, job_state& state, double
 void scrooge_policy::on_iteration_start(job_id job, double now_s) {
   auto& state = jobs_.at(job);
   state.running = true;
+  state.admitted = true;
   state.started_s = now_s;
   state.waiting_to_run_alone = false;
   if (state.asked_while_blocked) {

@@ -235,6 +235,41 @@ TEST(Scrooge, AJobWaitingToProfileIsNotStarvedByAJobThatKeepsStarting) {
   EXPECT_EQ(policy.may_start(2, 2), decision::start());
 }
 
+TEST(Scrooge, ANewJobIsAdmittedOnlyWhenTheResidentJobsLeaveRoomForTheirLargestPeak) {
+  // a and b are resident, each holding 200 between iterations (its persistent memory) and 500
+  // at its peak. With 400 held, a newcomer whose peak may be like theirs does not fit 800.
+  const usage_curve heavy = curve(200, {0.0, 0.1, 0.2}, 100, {0.6, 0.7, 0.8}, 100, 1.0);
+  scrooge_policy policy(800, {.ramp_start = 1, .ramp_iterations = 0});
+  for (job_id job : {1u, 2u}) {
+    policy.on_arrival({job, "resident", 0, 0, {}}, 0);
+    ASSERT_EQ(policy.may_start(job, job), decision::start());
+    policy.on_iteration_start(job, job);
+    policy.on_iteration_end(job, report_of(job, job + 1, heavy), job + 1);
+  }
+  ASSERT_EQ(policy.may_start(1, 4), decision::start());
+  policy.on_iteration_start(1, 4);
+  policy.on_iteration_end(1, report_of(4, 4.9, heavy), 4.9);
+  // The newcomer arrives while a resident runs, is not admitted, and holds nobody up (it once
+  // did: the residents waited for it to run alone while it waited for a departure, forever).
+  ASSERT_EQ(policy.may_start(2, 4.9), decision::start());
+  policy.on_iteration_start(2, 4.9);
+  policy.on_arrival({3, "newcomer", 5, 0, {}}, 5);
+  EXPECT_EQ(policy.may_start(3, 5), decision::wait_for_event());
+  policy.on_iteration_end(2, report_of(4.9, 5.5, heavy), 5.5);
+  EXPECT_EQ(policy.may_start(1, 5.5), decision::start());
+  policy.on_iteration_start(1, 5.5);
+  EXPECT_EQ(policy.may_start(3, 5.5), decision::wait_for_event());
+  policy.on_iteration_end(1, report_of(5.5, 6, heavy), 6);
+  policy.on_departure(2, 6);  // 200 held, 200 + 500 fits
+  EXPECT_EQ(policy.may_start(3, 6), decision::start());
+  policy.on_iteration_start(3, 6);
+  policy.on_iteration_end(3, report_of(6, 7, heavy), 7);
+  // Admitted once: later iterations are informed decisions, not admissions.
+  policy.on_arrival({4, "late", 7, 0, {}}, 7);
+  EXPECT_EQ(policy.may_start(4, 7), decision::wait_for_event());
+  EXPECT_EQ(policy.may_start(3, 7), decision::start());
+}
+
 /// Two jobs past profiling, both with the pyramid as their profile.
 void profile_both(scrooge_policy& policy) {
   policy.on_arrival({1, "a", 0, 0, {}}, 0);

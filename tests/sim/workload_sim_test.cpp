@@ -143,6 +143,21 @@ iterations = 1
   }
 }
 
+TEST(WorkloadSim, ScroogeCarriesTheHundredJobTraceWithoutStallingOrFailing) {
+  // Jobs arriving online outnumber what fits resident at once: scrooge must admit them as
+  // memory allows (it once admitted all, then left every job waiting: 55 of 100 failed).
+  const auto setup = on_gpu("p100");
+  const auto spec = runtime::load_workload(TANDEM_EXAMPLES_DIR "/paper/salus_trace_100.toml",
+                                           simulation_vocabulary(setup));
+  auto with_scrooge = setup;
+  with_scrooge.overrides.policy = "scrooge";
+  const auto result = simulate_workload(spec, with_scrooge);
+  EXPECT_EQ(result.failed_jobs(), 0u) << result.jobs[0].error;
+  EXPECT_LE(result.peak_reserved_bytes, 16 * GiB);
+  // Sharing beats one job at a time on the same trace.
+  EXPECT_GT(result.aggregate_samples_per_s, simulate_workload(spec, setup).aggregate_samples_per_s);
+}
+
 runtime::profile_set recorded_pair() {
   runtime::profile_set profiles;
   profiles.workload = "recorded.toml";

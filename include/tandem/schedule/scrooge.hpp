@@ -82,6 +82,7 @@ class scrooge_policy final : public policy {
     phase now = phase::profiling;
     std::optional<indexed_curve> profile;  // the latest measured iteration
     bool running = false;
+    bool admitted = false;  // has started an iteration: built, holding its persistent memory
     double started_s = 0;
     bool waiting_to_run_alone = false;  // profiling or fallback, blocked by running jobs
     bool asked_while_blocked = false;   // this iteration was delayed by a verdict
@@ -92,6 +93,12 @@ class scrooge_policy final : public policy {
   [[nodiscard]] bool anyone_running_except(job_id job) const;
   [[nodiscard]] bool someone_runs_alone() const;
   [[nodiscard]] std::size_t idle_holdings_except(job_id job) const;
+  /// Admission of a job not yet built (its first iteration builds it and has an unknown peak):
+  /// only while the memory the others hold leaves room for the largest peak among them, so
+  /// that resident jobs' persistent memory does not crowd out a newcomer mid-iteration (or it
+  /// them). With nobody holding memory a job is always admitted, so departures guarantee
+  /// progress.
+  [[nodiscard]] bool admits(job_id job) const;
   /// Counts a wait for another job's iteration end and says so.
   [[nodiscard]] static decision wait_for_event(job_state& state);
   [[nodiscard]] std::size_t most_it_may_hold(job_id id, const job_state& state) const;
@@ -108,6 +115,7 @@ class scrooge_policy final : public policy {
   time_shift_solver solver_;
   std::vector<other_job> others_;       // reused by may_start
   std::vector<std::size_t> most_held_;  // reused by decide_by_progress
+  std::vector<std::size_t> idle_held_;  // reused by decide_by_progress
 };
 
 }  // namespace tandem::schedule
