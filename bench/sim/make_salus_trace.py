@@ -32,7 +32,8 @@ def main():
 
     print(f"# A Salus-like trace (Salus §5.1): {args.jobs} jobs arriving online on a P100-16GB.")
     print(f"# Written by bench/sim/make_salus_trace.py --jobs {args.jobs} --seed {args.seed};")
-    print("# simulate with: tandem sim examples/paper/salus_trace_100.toml --gpu p100")
+    print("#   build/src/tandem sim examples/paper/salus_trace_100.toml --gpu p100 \\")
+    print("#       --compare exclusive,temporal,spatial,scrooge,mps-um")
     print("[device]")
     print('capacity = "16GiB"')
     print()
