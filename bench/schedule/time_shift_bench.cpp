@@ -101,7 +101,7 @@ void decide_by_progress(benchmark::State& state, bool conflict) {
     progress.views[j] = {0, curve.held_at_start};
     static_cast<void>(policy.may_start(j, now));
     policy.on_iteration_start(j, now);
-    policy.on_iteration_end(j, {now, now + 1, peak, curve}, now + 1);
+    policy.on_iteration_end(j, {now, now + 1, peak, curve, {}}, now + 1);
     now += 1;
   }
   for (job_id j = 1; j < jobs; ++j) {  // the others run, staggered (or all before their peaks)

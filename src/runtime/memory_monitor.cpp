@@ -21,8 +21,11 @@ std::string csv_field(const std::string& text) {
 }  // namespace
 
 memory_monitor::memory_monitor(std::ostream* timeline, std::chrono::steady_clock::time_point origin,
-                               bool record_allocations)
-    : timeline_(timeline), origin_(origin), record_allocations_(record_allocations) {
+                               bool record_allocations, bool record_memory_events)
+    : timeline_(timeline),
+      origin_(origin),
+      record_allocations_(record_allocations),
+      record_memory_events_(record_memory_events) {
   if (timeline_ != nullptr) *timeline_ << csv_header << '\n';
 }
 
@@ -48,6 +51,9 @@ void memory_monitor::on_event(const memory::trace_event& event) {
       state.live_by_kind[kind] += event.bytes;
       state.live_bytes += event.bytes;
       job.window_peak = std::max(job.window_peak, state.live_bytes);
+      if (record_memory_events_) {
+        job.window_memory.push_back({static_cast<std::int64_t>(event.bytes), state.reserved_bytes});
+      }
       break;
     case trace_op::free:
       if (record_allocations_) {
@@ -56,6 +62,10 @@ void memory_monitor::on_event(const memory::trace_event& event) {
       }
       state.live_by_kind[kind] -= std::min(state.live_by_kind[kind], event.bytes);
       state.live_bytes -= std::min(state.live_bytes, event.bytes);
+      if (record_memory_events_) {
+        job.window_memory.push_back(
+            {-static_cast<std::int64_t>(event.bytes), state.reserved_bytes});
+      }
       break;
     case trace_op::region_borrow:
       state.reserved_bytes += event.bytes;
@@ -97,8 +107,9 @@ memory_monitor::window memory_monitor::restart_window(memory::job_id job) {
   std::lock_guard lock(mutex_);
   auto& state = jobs_[job];
   window closed{state.window_peak, std::move(state.window_held),
-                std::move(state.window_allocations)};
+                std::move(state.window_allocations), std::move(state.window_memory)};
   state.window_allocations = {};
+  state.window_memory = {};
   closed.held.duration_s = now_s - state.window_start_s;
   state.window_peak = state.memory.live_bytes;
   state.window_start_s = now_s;

@@ -60,13 +60,38 @@ double policy_gate::wait_for_start(memory::job_id job) {
   std::unique_lock lock(mutex_);
   TANDEM_EXPECTS(present_.contains(job), usage_error,
                  "job " + std::to_string(job) + " asked to start before it arrived");
+  return wait_locked(
+      lock, job, [&] { return policy_.may_start(job, now()); },
+      [&] { policy_.on_iteration_start(job, now()); });
+}
+
+double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
+  std::unique_lock lock(mutex_);
+  TANDEM_EXPECTS(present_.contains(job), usage_error,
+                 "job " + std::to_string(job) + " reached a group boundary before it arrived");
+  TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use wait_for_start");
+  policy_.on_group_end(job, group - 1, now());
+  notify_locked();
+  return wait_locked(
+      lock, job, [&] { return policy_.may_enter_group(job, group, now()); },
+      [&] { policy_.on_group_start(job, group, now()); });
+}
+
+std::vector<std::size_t> policy_gate::group_boundaries(memory::job_id job) {
+  std::lock_guard lock(mutex_);
+  return policy_.group_boundaries(job);
+}
+
+double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_id job,
+                                const std::function<decision()>& ask,
+                                const std::function<void()>& started) {
   const double asked_at = now();
   for (;;) {
     if (!closed_.empty()) throw gate_closed(closed_);
-    const auto verdict = policy_.may_start(job, now());
+    const auto verdict = ask();
     const auto seen = generation_;
     if (verdict.what == decision::verdict::start) {
-      policy_.on_iteration_start(job, now());
+      started();
       // A start is an event too: a policy may make others wait for it.
       notify_locked();
       return now() - asked_at;

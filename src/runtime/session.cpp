@@ -176,12 +176,12 @@ run_result run_workload(const workload& spec, const run_options& options) {
   if (spec.device.region_size != 0) pool_settings.region_size = spec.device.region_size;
   memory::device_pool pool(backend, pool_settings);
   const auto origin = std::chrono::steady_clock::now();  // time zero of every report
-  memory_monitor monitor(options.timeline, origin, options.record_allocations);
-  pool.set_trace_sink(&monitor);
-  torch_support::cpu_allocator_scope allocator(pool);
-
   const auto policy = schedule::make_policy(policy_name(spec, overrides_of(options)),
                                             policy_context_of(spec, overrides_of(options), budget));
+  memory_monitor monitor(options.timeline, origin, options.record_allocations,
+                         policy->wants_memory_events());
+  pool.set_trace_sink(&monitor);
+  torch_support::cpu_allocator_scope allocator(pool);
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
   detail::training_context context{backend, pool, gate, monitor};

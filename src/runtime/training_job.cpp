@@ -161,6 +161,51 @@ bool records_operations(const job_spec& spec, std::int64_t iteration,
   return monitor.records_allocations() && (!spec.iterations || iteration + 1 == *spec.iterations);
 }
 
+/// Waits at the policy's group boundaries (Waterwave's NodeGroup): counts the job thread's
+/// allocations from the iteration's start and, at the allocation that opens a group, makes the
+/// memory the job freed usable by others (the pool's SyncAndCoalesce), then waits until the
+/// policy lets the job into that group. The wait happens on the job's own thread, inside the
+/// allocation that would take the group's memory: on the CPU backend autograd runs there too,
+/// so the backward pass is gated the same way; no thread other jobs need is ever blocked.
+class group_gate final : public torch_support::allocation_hook {
+ public:
+  group_gate(policy_gate& gate, memory::device_pool& pool, memory::job_id job)
+      : gate_(gate), pool_(pool), job_(job) {}
+
+  void begin_iteration() {
+    boundaries_ = gate_.group_boundaries(job_);
+    allocations_ = 0;
+    next_ = 0;
+    active_ = true;
+  }
+  /// Ends the iteration's gating; returns whether it had groups.
+  bool end_iteration() {
+    active_ = false;
+    return !boundaries_.empty();
+  }
+  [[nodiscard]] double waited_s() const { return waited_s_; }
+
+  void before_allocation(std::size_t /*bytes*/) override {
+    if (!active_) return;
+    if (next_ < boundaries_.size() && allocations_ == boundaries_[next_]) {
+      pool_.synchronize(job_);
+      ++next_;
+      waited_s_ += gate_.wait_for_group(job_, next_);
+    }
+    ++allocations_;
+  }
+
+ private:
+  policy_gate& gate_;
+  memory::device_pool& pool_;
+  memory::job_id job_;
+  std::vector<std::size_t> boundaries_;
+  std::size_t allocations_ = 0;
+  std::size_t next_ = 0;
+  bool active_ = false;
+  double waited_s_ = 0;
+};
+
 double mean(const std::vector<iteration_record>& log, std::size_t from, std::size_t to) {
   double sum = 0;
   for (std::size_t i = from; i < to; ++i) sum += log[i].loss;
@@ -211,7 +256,8 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     // Kinds learned from the job's own allocations (Zico §6.2); the phase scopes in
     // trainer::step supply the fallback for what it has not learned. Outlives the binding.
     memory::tensor_classifier classifier;
-    torch_support::job_binding binding(context.pool, id, *stream, &classifier);
+    group_gate groups(gate, context.pool, id);
+    torch_support::job_binding binding(context.pool, id, *stream, &classifier, &groups);
     std::unique_ptr<trainer> job;
     try {
       for (;;) {
@@ -241,14 +287,21 @@ job_result train(const job_spec& spec, const models::model_options& model_option
         // The second step learns; the later ones get the learned kinds.
         const bool classified = iteration > 0;
         if (classified) classifier.begin_iteration();
+        groups.begin_iteration();
         const double loss = job->step(iteration);
         auto operations = recorder ? recorder->take() : std::vector<operation_record>{};
         recorder.reset();
         if (classified) classifier.end_iteration();
-        context.pool.poll(id);
+        // A gated job's last group ends here: its frees must reach the others as at every
+        // boundary. Otherwise what is already complete is enough.
+        if (groups.end_iteration()) {
+          context.pool.synchronize(id);
+        } else {
+          context.pool.poll(id);
+        }
         auto measured = context.monitor.restart_window(id);
         schedule::iteration_report report{start_s, gate.now(), measured.peak_live_bytes,
-                                          std::move(measured.held)};
+                                          std::move(measured.held), std::move(measured.memory)};
         result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
         if (context.monitor.records_allocations()) {
           result.last_iteration =
@@ -262,6 +315,7 @@ job_result train(const job_spec& spec, const models::model_options& model_option
       job.reset();  // frees the job's tensors while the pool still knows the job
       throw;
     }
+    result.wait_s += groups.waited_s();
     const auto stats = context.pool.stats(id);
     result.persistent_bytes = stats.by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
     job.reset();

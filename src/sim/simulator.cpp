@@ -33,6 +33,10 @@ struct prepared_profile {
   std::vector<segment> segments;
   std::vector<std::size_t> live_after;  ///< live bytes after each allocation step
   std::size_t persistent = 0;
+  /// The iteration's allocations and frees with the regions held after each (for policies
+  /// that learn from them), and when each allocation happens (where group boundaries fall).
+  std::vector<schedule::memory_event> memory;
+  std::vector<double> allocation_at;
 
   explicit prepared_profile(const job_profile& p) : profile(&p), persistent(p.persistent_bytes()) {
     const double solo_s = p.solo_iteration_s();
@@ -56,6 +60,15 @@ struct prepared_profile {
       live += step.bytes;
       live_after.push_back(static_cast<std::size_t>(std::max<std::int64_t>(live, 0)));
     }
+    // Region moves happen at the time of the allocation or free that causes them.
+    std::size_t held_step = 0;
+    auto held = static_cast<std::int64_t>(p.held.held_at_start);
+    for (const auto& step : p.steps) {
+      while (held_step < p.held.steps.size() && p.held.steps[held_step].at_s <= step.at_s)
+        held += p.held.steps[held_step++].delta;
+      memory.push_back({step.bytes, static_cast<std::size_t>(std::max<std::int64_t>(held, 0))});
+      if (step.bytes > 0) allocation_at.push_back(step.at_s);
+    }
   }
 
   /// Live bytes (persistent included) `position` solo seconds into an iteration.
@@ -69,7 +82,9 @@ struct prepared_profile {
   }
 };
 
-enum class stage { pending, waiting, setup, running, done };
+/// waiting: for a start (iteration or setup); at_group: stopped at a group boundary, waiting to
+/// enter the next group (policy.hpp, group gating).
+enum class stage { pending, waiting, setup, running, at_group, done };
 
 struct job_run {
   const simulated_job* job = nullptr;
@@ -89,6 +104,8 @@ struct job_run {
   std::size_t segment = 0;  ///< of the prepared profile
   std::size_t next_held_step = 0;
   schedule::usage_curve observed;
+  std::vector<double> group_starts;  ///< positions of this iteration's group boundaries
+  std::size_t next_group = 0;        ///< index into group_starts
 
   bool set_up = false;  ///< built: holds its persistent memory
   std::size_t held = 0;
@@ -99,6 +116,7 @@ struct job_run {
     double boundary = prepared->segments[segment].end;
     const auto& steps = profile().held.steps;
     if (next_held_step < steps.size()) boundary = std::min(boundary, steps[next_held_step].at_s);
+    if (next_group < group_starts.size()) boundary = std::min(boundary, group_starts[next_group]);
     return boundary;
   }
 };
@@ -150,7 +168,7 @@ class engine final : public schedule::progress_source {
 
   [[nodiscard]] schedule::job_progress_view progress(schedule::job_id job) const override {
     const auto& run = runs_.at(job);
-    if (run.now != stage::running) return {0, run.held};
+    if (run.now != stage::running && run.now != stage::at_group) return {0, run.held};
     return {run.next_held_step, run.held};
   }
 
@@ -217,6 +235,7 @@ class engine final : public schedule::progress_source {
         case stage::pending:
           break;
         case stage::waiting:
+        case stage::at_group:
           next = std::min(next, run.wake_at);
           break;
         case stage::setup:
@@ -275,7 +294,7 @@ class engine final : public schedule::progress_source {
         begin_iteration(run);
       } else if (run.now == stage::running && reached(run.position, run.next_boundary())) {
         notify |= cross_boundary(run);
-      } else if (run.now == stage::waiting && run.wake_at <= now_) {
+      } else if ((run.now == stage::waiting || run.now == stage::at_group) && run.wake_at <= now_) {
         woken.push_back(i);
       }
     }
@@ -283,7 +302,8 @@ class engine final : public schedule::progress_source {
       ask_waiting();
     } else {
       for (const auto i : woken) {
-        if (runs_[i].now == stage::waiting && ask(runs_[i])) ask_waiting();
+        const auto now = runs_[i].now;
+        if ((now == stage::waiting || now == stage::at_group) && ask(runs_[i])) ask_waiting();
       }
     }
     record_system_peaks();
@@ -309,20 +329,25 @@ class engine final : public schedule::progress_source {
       started = false;
       std::vector<job_run*> waiting;
       for (const auto i : active_) {
-        if (runs_[i].now == stage::waiting) waiting.push_back(&runs_[i]);
+        if (runs_[i].now == stage::waiting || runs_[i].now == stage::at_group)
+          waiting.push_back(&runs_[i]);
       }
       std::stable_sort(waiting.begin(), waiting.end(), [](const job_run* a, const job_run* b) {
         return a->asked_at < b->asked_at;
       });
       for (auto* run : waiting) {
-        if (run->now == stage::waiting && ask(*run)) started = true;
+        if ((run->now == stage::waiting || run->now == stage::at_group) && ask(*run))
+          started = true;
       }
     }
   }
 
-  /// Asks the policy whether `run` may start; true when it started (setup or iteration).
+  /// Asks the policy whether `run` may start (setup, iteration, or its next group); true when it
+  /// started.
   bool ask(job_run& run) {
-    const auto verdict = policy_.may_start(run.id, now_);
+    const bool at_group = run.now == stage::at_group;
+    const auto verdict = at_group ? policy_.may_enter_group(run.id, run.next_group + 1, now_)
+                                  : policy_.may_start(run.id, now_);
     if (verdict.what == decision::verdict::wait_until) {
       run.wake_at = std::max(verdict.until_s, now_ + 1e-9);
       return false;
@@ -332,6 +357,12 @@ class engine final : public schedule::progress_source {
       return false;
     }
     run.result.wait_s += now_ - run.asked_at;
+    if (at_group) {
+      ++run.next_group;
+      run.now = stage::running;
+      policy_.on_group_start(run.id, run.next_group, now_);
+      return true;
+    }
     policy_.on_iteration_start(run.id, now_);
     if (run.set_up) {
       begin_iteration(run);
@@ -361,12 +392,31 @@ class engine final : public schedule::progress_source {
     run.scale = options_.jitter > 0 ? std::exp(noise_(random_) * options_.jitter) : 1;
     run.observed = {};
     run.observed.held_at_start = run.held;
+    // Group boundaries are allocation ordinals; the profile says when each allocation happens.
+    run.group_starts.clear();
+    run.next_group = 0;
+    const auto& allocation_at = run.prepared->allocation_at;
+    for (const auto ordinal : policy_.group_boundaries(run.id)) {
+      if (ordinal >= allocation_at.size()) break;
+      run.group_starts.push_back(allocation_at[ordinal]);
+    }
     record(run, "iteration_start");
   }
 
   /// Applies what happens at the job's position: region moves, the next operation, the end of
   /// the iteration. True when that is an event for the policy.
   bool cross_boundary(job_run& run) {
+    // A group boundary comes before the region moves of the allocation that opens the group.
+    if (run.next_group < run.group_starts.size() &&
+        reached(run.position, run.group_starts[run.next_group])) {
+      run.position = run.group_starts[run.next_group];
+      policy_.on_group_end(run.id, run.next_group, now_);
+      run.now = stage::at_group;
+      run.asked_at = now_;
+      run.wake_at = never;
+      ask(run);
+      return true;  // an event: others waiting at the barrier ask again
+    }
     const auto& steps = run.profile().held.steps;
     while (run.next_held_step < steps.size() &&
            reached(run.position, steps[run.next_held_step].at_s)) {
@@ -387,8 +437,10 @@ class engine final : public schedule::progress_source {
 
   void end_iteration(job_run& run) {
     run.observed.duration_s = now_ - run.iteration_start;
-    schedule::iteration_report report{run.iteration_start, now_, run.profile().peak_live_bytes,
-                                      std::move(run.observed)};
+    schedule::iteration_report report{
+        run.iteration_start, now_, run.profile().peak_live_bytes, std::move(run.observed),
+        policy_.wants_memory_events() ? run.prepared->memory
+                                      : std::vector<schedule::memory_event>{}};
     run.result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
     policy_.on_iteration_end(run.id, report, now_);
     record(run, "iteration_end");
@@ -472,7 +524,7 @@ class engine final : public schedule::progress_source {
     std::size_t live = 0;
     for (const auto i : active_) {
       const auto& run = runs_[i];
-      if (run.now == stage::running)
+      if (run.now == stage::running || run.now == stage::at_group)
         live += run.prepared->live_at(run.position);
       else if (run.now == stage::waiting && run.set_up)
         live += run.prepared->persistent;

@@ -55,6 +55,7 @@ c10::DataPtr allocate_pooled(std::size_t bytes) {
   if (job == nullptr || job->pool != pool) {
     return previous->allocate(bytes);
   }
+  if (job->hook != nullptr) job->hook->before_allocation(bytes);
   // The scope's kind decides alone without a classifier, and is the classifier's fallback for
   // what it has not learned. An allocation is counted only once it succeeded, so a refused one
   // does not shift the positions.

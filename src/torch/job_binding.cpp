@@ -14,10 +14,10 @@ const binding* current_binding() noexcept {
 }
 
 job_binding::job_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream,
-                         memory::tensor_classifier* classifier)
+                         memory::tensor_classifier* classifier, allocation_hook* hook)
     : previous_(current), had_previous_(bound) {
   (void)pool.stats(job);  // throws usage_error for a job the pool does not know
-  current = binding{&pool, job, &stream, memory::alloc_kind::unknown, classifier};
+  current = binding{&pool, job, &stream, memory::alloc_kind::unknown, classifier, hook};
   bound = true;
 }
 

@@ -61,7 +61,7 @@ std::vector<iteration_span> run_jobs(policy_gate& gate, const std::vector<memory
           std::lock_guard lock(mutex);
           spans.push_back({job, start, end});
         }
-        gate.finish_iteration(job, {start, end, 0, {}});
+        gate.finish_iteration(job, {start, end, 0, {}, {}});
       }
       gate.depart(job);
     });
@@ -123,7 +123,7 @@ TEST_F(PolicyGate, SpatialLetsJobsOverlap) {
       // Stay until the other is inside too (bounded, so a failure cannot hang).
       for (int i = 0; i < 2000 && most.load() < 2; ++i) std::this_thread::sleep_for(1ms);
       --inside;
-      gate.finish_iteration(job, {0, 0, 0, {}});
+      gate.finish_iteration(job, {0, 0, 0, {}, {}});
       gate.depart(job);
     });
   }

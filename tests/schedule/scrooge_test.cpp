@@ -202,7 +202,7 @@ TEST(TimeShift, RandomizedShiftsKeepTheBudgetAndNoSmallerCandidateDoes) {
 // --- the policy ------------------------------------------------------------------------------
 
 iteration_report report_of(double start, double end, const usage_curve& held) {
-  return {start, end, held.peak(), held};
+  return {start, end, held.peak(), held, {}};
 }
 
 TEST(Scrooge, TheFirstIterationOfAJobRunsAlone) {

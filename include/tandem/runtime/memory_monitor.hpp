@@ -37,10 +37,12 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   /// `timeline`: where CSV rows go (nullptr for none); it must outlive the monitor. `origin`:
   /// time zero of the time_s column.
   /// `record_allocations`: windows also keep every allocation and free (for profiles).
+  /// `record_memory_events`: windows keep each allocation and free with the regions held after
+  /// it (for policies that ask: policy::wants_memory_events).
   explicit memory_monitor(
       std::ostream* timeline = nullptr,
       std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now(),
-      bool record_allocations = false);
+      bool record_allocations = false, bool record_memory_events = false);
 
   /// Names a job in the timeline (rows of unnamed jobs show the id).
   void name_job(memory::job_id job, std::string name);
@@ -57,7 +59,8 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   struct window {
     std::size_t peak_live_bytes = 0;
     schedule::usage_curve held;
-    std::vector<allocation_step> allocations;  ///< when recording allocations
+    std::vector<allocation_step> allocations;    ///< when recording allocations
+    std::vector<schedule::memory_event> memory;  ///< when recording memory events
   };
   /// Closes `job`'s window and starts the next at its current state.
   window restart_window(memory::job_id job);
@@ -77,6 +80,7 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
     double window_start_s = 0;
     schedule::usage_curve window_held;
     std::vector<allocation_step> window_allocations;
+    std::vector<schedule::memory_event> window_memory;
     std::string name;
   };
 
@@ -85,6 +89,7 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   std::ostream* timeline_;                    // guarded by mutex_
   std::chrono::steady_clock::time_point origin_;
   bool record_allocations_;
+  bool record_memory_events_;
 };
 
 }  // namespace tandem::runtime

@@ -20,6 +20,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/schedule/policy.hpp"
@@ -56,10 +57,21 @@ class policy_gate {
   double wait_for_start(memory::job_id job);
   void finish_iteration(memory::job_id job, const schedule::iteration_report& report);
 
+  /// Group gating (policy.hpp): reports that `job` finished group `group - 1` of its iteration,
+  /// blocks until the policy lets it into group `group` (>= 1), reports the entry and returns
+  /// the seconds spent waiting. Throws gate_closed.
+  double wait_for_group(memory::job_id job, std::size_t group);
+  /// The policy's group boundaries for `job`'s next iteration (empty: no gating).
+  [[nodiscard]] std::vector<std::size_t> group_boundaries(memory::job_id job);
+
   /// Wakes every waiting job with gate_closed(reason); later waits throw at once.
   void close(const std::string& reason);
 
  private:
+  // Asks until the verdict is start, then runs `started`; the waiting every ask shares.
+  double wait_locked(std::unique_lock<std::mutex>& lock, memory::job_id job,
+                     const std::function<schedule::decision()>& ask,
+                     const std::function<void()>& started);
   void notify_locked();        // an event happened: every waiting job asks again
   void apply_limits_locked();  // the policy's memory limits onto the pool
   [[nodiscard]] bool stalled_locked() const;

@@ -12,6 +12,13 @@
 // - Calls are serialized by the driver (one at a time); policies need no locking.
 // - Every decision must eventually let each job start (progress): a policy may delay a job, never
 //   park it forever while it is the only one that can run.
+// - Group gating (Waterwave's NodeGroup; optional for drivers and policies): a policy may cut a
+//   job's iteration into groups, each starting at an allocation. At each iteration start the
+//   driver reads group_boundaries(job), allocation ordinals counted from the iteration's start;
+//   when the job is about to make the allocation at a boundary, the driver makes the memory the
+//   job freed usable (SyncAndCoalesce), reports on_group_end (an event, like an iteration end)
+//   and asks may_enter_group with the same verdicts as may_start. Group 0 is the iteration
+//   itself: may_start opens it, on_iteration_end closes the last group.
 
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +51,9 @@ struct iteration_report {
   /// The regions the job held over the iteration (times relative to start_s): what memory-aware
   /// policies learn lifespans from. Empty when the driver does not measure it.
   usage_curve held;
+  /// Every allocation and free of the iteration in order with the regions held after each,
+  /// when the policy asks for them (policy::wants_memory_events); empty otherwise.
+  std::vector<memory_event> memory;
 };
 
 struct decision {
@@ -108,6 +118,26 @@ class policy {
   }
   /// The same over all jobs.
   [[nodiscard]] virtual std::vector<policy_statistic> system_statistics() const { return {}; }
+
+  /// Whether iteration reports should carry every allocation and free (iteration_report::
+  /// memory): a cost the driver pays only for policies that learn from them.
+  [[nodiscard]] virtual bool wants_memory_events() const { return false; }
+
+  /// Allocation ordinals within an iteration (ascending, each > 0) at which `job` must ask
+  /// may_enter_group before going on; empty: no gating inside iterations. Read by the driver at
+  /// each iteration start; group k begins at boundaries[k - 1].
+  [[nodiscard]] virtual std::vector<std::size_t> group_boundaries(job_id /*job*/) const {
+    return {};
+  }
+  /// The job finished group `group` of its iteration and waits at the next boundary.
+  virtual void on_group_end(job_id /*job*/, std::size_t /*group*/, double /*now_s*/) {}
+  /// May `job` go on into group `group` (>= 1) of its iteration at `now_s`?
+  [[nodiscard]] virtual decision may_enter_group(job_id /*job*/, std::size_t /*group*/,
+                                                 double /*now_s*/) {
+    return decision::start();
+  }
+  /// The driver let the job into group `group` (after a start verdict).
+  virtual void on_group_start(job_id /*job*/, std::size_t /*group*/, double /*now_s*/) {}
 
   /// Bytes of regions `job` may hold, when the policy partitions memory (static); empty for no
   /// per-job limit. Asked after on_arrival and after every budget change.

@@ -29,6 +29,16 @@ struct usage_curve {
   [[nodiscard]] std::size_t held_at_end() const;
 };
 
+/// One allocation (bytes > 0) or free (bytes < 0) of an iteration, in the order the job made
+/// them, with the bytes of regions the job held right after it. The sequence repeats every
+/// iteration, so positions in it (allocation ordinals) name the same point of every iteration:
+/// what NodeGroup gating is matched on.
+struct memory_event {
+  std::int64_t bytes = 0;
+  std::size_t held_after = 0;
+  friend bool operator==(const memory_event&, const memory_event&) = default;
+};
+
 /// A curve prepared for fast questions about "from now on": prefix holdings and suffix maxima,
 /// built once per profile so that a decision costs O(log M) per job in the common case.
 struct indexed_curve {

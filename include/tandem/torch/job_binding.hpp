@@ -11,6 +11,15 @@
 
 namespace tandem::torch_support {
 
+/// Runs on the bound thread before each of its allocations goes to the pool: where the runtime
+/// waits at a NodeGroup boundary (the job's own thread, the allocating side). May block; an
+/// exception fails the allocation with it.
+class allocation_hook {
+ public:
+  virtual ~allocation_hook() = default;
+  virtual void before_allocation(std::size_t bytes) = 0;
+};
+
 struct binding {
   memory::device_pool* pool = nullptr;
   memory::job_id job = 0;
@@ -18,6 +27,7 @@ struct binding {
   memory::alloc_kind kind = memory::alloc_kind::unknown;
   /// Learns kinds from the job's allocations and frees; nullptr: the kind_scope decides alone.
   memory::tensor_classifier* classifier = nullptr;
+  allocation_hook* hook = nullptr;  ///< nullptr: none
 };
 
 /// The calling thread's binding, or nullptr when its allocations do not belong to a job.
@@ -25,11 +35,12 @@ struct binding {
 
 /// Binds the calling thread to (pool, job, stream) for its lifetime; restores the previous
 /// binding when destroyed, so bindings nest. Not movable: it lives on the thread's stack.
-/// A `classifier` must outlive the binding and be used by this thread only while bound.
+/// A `classifier` and a `hook` must outlive the binding and be used by this thread only while
+/// bound.
 class job_binding {
  public:
   job_binding(memory::device_pool& pool, memory::job_id job, device::stream& stream,
-              memory::tensor_classifier* classifier = nullptr);
+              memory::tensor_classifier* classifier = nullptr, allocation_hook* hook = nullptr);
   ~job_binding();
   job_binding(const job_binding&) = delete;
   job_binding& operator=(const job_binding&) = delete;

@@ -1,0 +1,121 @@
+#pragma once
+// Waterwave's NodeGroup pipeline as a policy (Waterwave §4.3-§4.4): every job's iteration is cut
+// into node groups (node_groups.hpp), and the jobs advance group by group in steps separated by a
+// counter_barrier; at each barrier the next step is chosen by the pairing rule (pairing.hpp) from
+// what every job holds then, so one job's allocating groups run beside another's freeing groups
+// and memory freed in one step serves the next step's allocations.
+//
+// Phases of a job:
+// - profiling: its first `profile_iterations` iterations run alone, whole (nobody starts a new
+//   iteration meanwhile; jobs mid-iteration finish theirs first), as Waterwave profiles each job
+//   solo before sharing. The last of them is partitioned.
+// - pipelined: at each group boundary the job waits at the barrier; when the step's other
+//   members have arrived, the next step is chosen and the job goes on if it is in it. Each
+//   iteration's measured groups feed back: a group's rise is the most ever seen, so a group that
+//   grew beside other jobs (fragmentation, slower frees) is planned with its real size. An
+//   iteration whose allocation sequence changed (a different count) is partitioned again.
+// A driver without memory events (iteration_report::memory empty) gets one group per iteration,
+// planned from the regions held: pairing at iteration granularity.
+// Progress: when the barrier is open, nobody runs and no ready job's group fits, the pipeline's
+// leader goes on alone (counted as a forced step): waiting could not free anything, and the
+// pool's budget still holds (an allocation it cannot meet fails the job, not the budget).
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "tandem/schedule/counter_barrier.hpp"
+#include "tandem/schedule/node_groups.hpp"
+#include "tandem/schedule/pairing.hpp"
+#include "tandem/schedule/policy.hpp"
+
+namespace tandem::schedule {
+
+struct nodegroup_options {
+  std::size_t split_bytes = 0;       ///< net bytes per group; 0: chosen per job (node_groups.hpp)
+  std::size_t groups_per_phase = 4;  ///< for the automatic split
+  std::size_t streams = 2;           ///< groups that run at once in a step (Waterwave: 2)
+  std::int64_t profile_iterations = 2;  ///< solo iterations before pipelining (>= 1)
+};
+
+struct nodegroup_job_stats {
+  std::int64_t iterations = 0;
+  std::int64_t solo_iterations = 0;  ///< profiling iterations, run alone
+  std::size_t groups = 0;            ///< node groups per iteration (0 before partitioning)
+  std::size_t allocating_groups = 0;
+  std::size_t split_bytes = 0;
+  std::int64_t groups_run = 0;    ///< group entries granted (iteration starts included)
+  std::int64_t repartitions = 0;  ///< iterations whose allocation sequence changed
+  double barrier_wait_s = 0;      ///< time spent ready at a boundary before its step
+};
+
+class nodegroup_policy final : public policy {
+ public:
+  nodegroup_policy(std::size_t budget_bytes, nodegroup_options options = {});
+
+  [[nodiscard]] std::string_view name() const override { return "nodegroup"; }
+  void on_arrival(const job_info& job, double now_s) override;
+  void on_departure(job_id job, double now_s) override;
+  void on_iteration_start(job_id job, double now_s) override;
+  void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
+  void on_budget_change(std::size_t budget_bytes, double now_s) override;
+  [[nodiscard]] decision may_start(job_id job, double now_s) override;
+  void set_progress_source(const progress_source* source) override { progress_ = source; }
+
+  [[nodiscard]] bool wants_memory_events() const override { return true; }
+  [[nodiscard]] std::vector<std::size_t> group_boundaries(job_id job) const override;
+  void on_group_end(job_id job, std::size_t group, double now_s) override;
+  [[nodiscard]] decision may_enter_group(job_id job, std::size_t group, double now_s) override;
+  void on_group_start(job_id job, std::size_t group, double now_s) override;
+
+  [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
+  [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
+
+  /// Also answers for a job that departed.
+  [[nodiscard]] nodegroup_job_stats stats(job_id job) const;
+  /// The job's current partition (empty before it is partitioned or after it left).
+  [[nodiscard]] std::optional<iteration_partition> partition_of(job_id job) const;
+  /// What each of the job's groups is planned to cost (learned; empty before partitioning).
+  [[nodiscard]] std::vector<group_need> planned_needs(job_id job) const;
+  /// Steps opened so far, and steps in which the leader went on alone because nothing fit.
+  [[nodiscard]] std::size_t steps() const { return barrier_.steps(); }
+  [[nodiscard]] std::size_t forced_steps() const { return forced_steps_; }
+
+ private:
+  struct job_state {
+    job_info info;
+    std::size_t arrival_rank = 0;
+    std::optional<iteration_partition> partition;
+    std::vector<group_need> needs;  ///< per group, learned
+    std::size_t next_group = 0;     ///< the group it runs next (0: the iteration's start)
+    bool ready = true;              ///< waiting at the boundary of next_group
+    bool granted = false;           ///< in the current step, not yet entered
+    bool running = false;           ///< in the current step
+    bool solo = false;              ///< the current step is its profiling iteration
+    double ready_since_s = 0;
+    std::size_t idle_held = 0;  ///< regions held at its last iteration's end
+    nodegroup_job_stats stats;
+  };
+
+  [[nodiscard]] bool pipelined(const job_state& job) const;
+  void arrive_at_barrier(job_id job, double now_s);
+  void learn(job_state& job, const iteration_report& report);
+  /// When the barrier is open: choose the next step and grant it.
+  void next_step(double now_s);
+  [[nodiscard]] decision answer(job_id job, std::size_t group, double now_s);
+  [[nodiscard]] std::size_t held_by(job_id job, const job_state& state) const;
+
+  std::size_t budget_;
+  nodegroup_options options_;
+  const progress_source* progress_ = nullptr;
+  std::map<job_id, job_state> jobs_;
+  std::map<job_id, nodegroup_job_stats> departed_;
+  counter_barrier barrier_;
+  std::size_t arrivals_ = 0;
+  std::size_t forced_steps_ = 0;
+  std::size_t grants_ = 0;  ///< group entries granted over all steps
+};
+
+}  // namespace tandem::schedule

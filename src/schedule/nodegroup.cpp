@@ -1,0 +1,303 @@
+#include "tandem/schedule/nodegroup.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::schedule {
+
+namespace {
+
+std::int64_t difference(std::size_t to, std::size_t from) {
+  return static_cast<std::int64_t>(to) - static_cast<std::int64_t>(from);
+}
+
+std::vector<group_need> needs_of(const iteration_partition& partition) {
+  std::vector<group_need> needs;
+  for (const auto& group : partition.groups) {
+    needs.push_back({group.held_peak - group.held_at_start,
+                     difference(group.held_at_end, group.held_at_start), group.kind});
+  }
+  return needs;
+}
+
+}  // namespace
+
+nodegroup_policy::nodegroup_policy(std::size_t budget_bytes, nodegroup_options options)
+    : budget_(budget_bytes), options_(options) {
+  TANDEM_EXPECTS(options_.streams >= 1, config_error,
+                 "nodegroup: streams must be at least 1 (groups that run at once; Waterwave "
+                 "uses 2)");
+  TANDEM_EXPECTS(options_.groups_per_phase >= 1, config_error,
+                 "nodegroup: groups_per_phase must be at least 1");
+  TANDEM_EXPECTS(options_.profile_iterations >= 1, config_error,
+                 "nodegroup: profile_iterations must be at least 1 (the solo iterations that "
+                 "measure a job before it is pipelined)");
+}
+
+bool nodegroup_policy::pipelined(const job_state& job) const {
+  return !job.needs.empty();
+}
+
+std::size_t nodegroup_policy::held_by(job_id id, const job_state& job) const {
+  if (progress_ != nullptr) return progress_->progress(id).held_bytes;
+  // Without a view of the jobs, what the plan predicts: its idle holding plus the groups done.
+  std::int64_t held = static_cast<std::int64_t>(job.idle_held);
+  for (std::size_t g = 0; g < job.next_group && g < job.needs.size(); ++g) held += job.needs[g].net;
+  return static_cast<std::size_t>(std::max<std::int64_t>(held, 0));
+}
+
+void nodegroup_policy::on_arrival(const job_info& job, double now_s) {
+  TANDEM_EXPECTS(!jobs_.contains(job.id), usage_error,
+                 "job " + std::to_string(job.id) + " arrived twice");
+  auto& state = jobs_[job.id];
+  state.info = job;
+  state.arrival_rank = arrivals_++;
+  state.ready_since_s = now_s;
+  next_step(now_s);
+}
+
+void nodegroup_policy::on_departure(job_id job, double now_s) {
+  const auto found = jobs_.find(job);
+  if (found == jobs_.end()) return;
+  departed_[job] = found->second.stats;
+  jobs_.erase(found);
+  // A member that leaves mid-step is no longer waited for.
+  barrier_.remove(job);
+  next_step(now_s);
+}
+
+void nodegroup_policy::on_budget_change(std::size_t budget_bytes, double now_s) {
+  budget_ = budget_bytes;
+  next_step(now_s);
+}
+
+void nodegroup_policy::on_iteration_start(job_id job, double /*now_s*/) {
+  auto& state = jobs_.at(job);
+  state.granted = false;
+  state.running = true;
+}
+
+void nodegroup_policy::on_group_start(job_id job, std::size_t /*group*/, double now_s) {
+  on_iteration_start(job, now_s);
+}
+
+void nodegroup_policy::on_group_end(job_id job, std::size_t group, double now_s) {
+  auto& state = jobs_.at(job);
+  TANDEM_EXPECTS(state.running && group == state.next_group, usage_error,
+                 "job " + std::to_string(job) + " ended group " + std::to_string(group) +
+                     " but runs group " + std::to_string(state.next_group));
+  state.next_group = group + 1;
+  state.running = false;
+  state.ready = true;
+  state.ready_since_s = now_s;
+  arrive_at_barrier(job, now_s);
+}
+
+void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& report, double now_s) {
+  auto& state = jobs_.at(job);
+  ++state.stats.iterations;
+  if (state.solo) ++state.stats.solo_iterations;
+  learn(state, report);
+  state.idle_held = report.held.held_at_end();
+  state.next_group = 0;
+  state.running = false;
+  state.solo = false;
+  // A job with a known count that just ran its last iteration is leaving, not waiting.
+  const auto& total = state.info.iterations;
+  state.ready = !total || state.stats.iterations < *total;
+  state.ready_since_s = now_s;
+  arrive_at_barrier(job, now_s);
+}
+
+void nodegroup_policy::arrive_at_barrier(job_id job, double now_s) {
+  barrier_.arrive(job);
+  next_step(now_s);
+}
+
+void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
+  // The first iteration makes the optimizer's state, so only later ones repeat each other.
+  if (job.stats.iterations < options_.profile_iterations) return;
+  const auto& events = report.memory;
+  const auto held_at_start = report.held.held_at_start;
+  if (events.empty()) {
+    // No events from the driver: the iteration is one group, planned from the regions held.
+    job.partition.reset();
+    const auto peak = std::max(report.held.peak(), held_at_start);
+    const auto end = report.held.held_at_end();
+    const auto net = difference(end, held_at_start);
+    job.needs = {
+        {peak - held_at_start, net, net > 0 ? group_kind::allocating : group_kind::freeing}};
+    job.stats.groups = 1;
+    return;
+  }
+  const auto allocations = static_cast<std::size_t>(std::count_if(
+      events.begin(), events.end(), [](const memory_event& e) { return e.bytes > 0; }));
+  if (!job.partition || job.partition->allocations != allocations) {
+    if (job.partition) ++job.stats.repartitions;
+    job.partition = partition_iteration(events, held_at_start,
+                                        {options_.split_bytes, options_.groups_per_phase, 3});
+    job.needs = needs_of(*job.partition);
+    job.stats.groups = job.partition->groups.size();
+    job.stats.allocating_groups = static_cast<std::size_t>(
+        std::count_if(job.partition->groups.begin(), job.partition->groups.end(),
+                      [](const node_group& g) { return g.kind == group_kind::allocating; }));
+    job.stats.split_bytes = job.partition->split_bytes;
+    return;
+  }
+  // Same sequence: each group's regions as measured this time. A rise is kept at the most ever
+  // seen (beside other jobs a group may need more than it did alone); the net is the latest.
+  const auto& groups = job.partition->groups;
+  std::size_t group = 0;
+  std::size_t allocation = 0;
+  std::size_t start = held_at_start;
+  std::size_t peak = held_at_start;
+  std::size_t held = held_at_start;
+  const auto close_group = [&] {
+    auto& need = job.needs[group];
+    need.rise = std::max(need.rise, peak - start);
+    need.net = difference(held, start);
+  };
+  for (const auto& event : events) {
+    if (event.bytes > 0) {
+      if (group + 1 < groups.size() && allocation == groups[group + 1].first_allocation) {
+        close_group();
+        ++group;
+        start = held;
+        peak = held;
+      }
+      ++allocation;
+    }
+    held = event.held_after;
+    peak = std::max(peak, held);
+  }
+  close_group();
+}
+
+void nodegroup_policy::next_step(double now_s) {
+  if (!barrier_.is_open()) return;
+  // Profiling comes first: a job not yet pipelined runs its iteration alone once nobody is
+  // mid-iteration; until then only jobs mid-iteration go on, so that it is not starved.
+  const job_state* solo = nullptr;
+  job_id solo_id = 0;
+  bool anyone_mid_iteration = false;
+  for (const auto& [id, job] : jobs_) {
+    if (job.next_group > 0) anyone_mid_iteration = true;
+    if (job.ready && !pipelined(job) &&
+        (solo == nullptr || job.arrival_rank < solo->arrival_rank)) {
+      solo = &job;
+      solo_id = id;
+    }
+  }
+  const auto grant = [&](const std::vector<job_id>& members) {
+    for (const auto id : members) {
+      auto& job = jobs_.at(id);
+      job.ready = false;
+      job.granted = true;
+      job.stats.barrier_wait_s += now_s - job.ready_since_s;
+      ++job.stats.groups_run;
+      ++grants_;
+    }
+    barrier_.open(members);
+  };
+  if (solo != nullptr && !anyone_mid_iteration) {
+    jobs_.at(solo_id).solo = true;
+    grant({solo_id});
+    return;
+  }
+
+  std::vector<pairing_job> view;
+  std::vector<job_id> ids;
+  for (const auto& [id, job] : jobs_) {
+    pairing_job entry{id, held_by(id, job), {}, job.next_group, false, job.arrival_rank};
+    if (pipelined(job)) {
+      entry.remaining.assign(job.needs.begin() + static_cast<std::ptrdiff_t>(
+                                                     std::min(job.next_group, job.needs.size())),
+                             job.needs.end());
+      entry.ready = job.ready && (solo == nullptr || job.next_group > 0);
+    }
+    view.push_back(std::move(entry));
+    ids.push_back(id);
+  }
+  auto chosen = choose_step(view, budget_, options_.streams);
+  if (chosen.empty()) {
+    // Nobody runs and nothing fits: the pipeline's leader (furthest through its iteration, then
+    // the earliest arrival) goes on alone; waiting would free nothing.
+    std::optional<std::size_t> leader;
+    for (std::size_t i = 0; i < view.size(); ++i) {
+      if (!view[i].ready || view[i].remaining.empty()) continue;
+      if (!leader || view[i].groups_done > view[*leader].groups_done ||
+          (view[i].groups_done == view[*leader].groups_done &&
+           view[i].arrival_rank < view[*leader].arrival_rank))
+        leader = i;
+    }
+    if (!leader) return;
+    ++forced_steps_;
+    chosen = {*leader};
+  }
+  std::vector<job_id> members;
+  for (const auto i : chosen) members.push_back(ids[i]);
+  grant(members);
+}
+
+decision nodegroup_policy::answer(job_id job, std::size_t group, double /*now_s*/) {
+  const auto& state = jobs_.at(job);
+  if (state.granted && state.next_group == group) return decision::start();
+  return decision::wait_for_event();
+}
+
+decision nodegroup_policy::may_start(job_id job, double now_s) {
+  return answer(job, 0, now_s);
+}
+
+decision nodegroup_policy::may_enter_group(job_id job, std::size_t group, double now_s) {
+  return answer(job, group, now_s);
+}
+
+std::vector<std::size_t> nodegroup_policy::group_boundaries(job_id job) const {
+  const auto found = jobs_.find(job);
+  if (found == jobs_.end() || !found->second.partition) return {};
+  std::vector<std::size_t> boundaries;
+  const auto& groups = found->second.partition->groups;
+  for (std::size_t g = 1; g < groups.size(); ++g) boundaries.push_back(groups[g].first_allocation);
+  return boundaries;
+}
+
+nodegroup_job_stats nodegroup_policy::stats(job_id job) const {
+  if (const auto found = jobs_.find(job); found != jobs_.end()) return found->second.stats;
+  if (const auto found = departed_.find(job); found != departed_.end()) return found->second;
+  return {};
+}
+
+std::optional<iteration_partition> nodegroup_policy::partition_of(job_id job) const {
+  const auto found = jobs_.find(job);
+  if (found == jobs_.end()) return std::nullopt;
+  return found->second.partition;
+}
+
+std::vector<group_need> nodegroup_policy::planned_needs(job_id job) const {
+  const auto found = jobs_.find(job);
+  return found == jobs_.end() ? std::vector<group_need>{} : found->second.needs;
+}
+
+std::vector<policy_statistic> nodegroup_policy::job_statistics(job_id job) const {
+  const auto s = stats(job);
+  return {{"groups", static_cast<double>(s.groups)},
+          {"allocating_groups", static_cast<double>(s.allocating_groups)},
+          {"split_mib", static_cast<double>(s.split_bytes) / static_cast<double>(MiB)},
+          {"solo_iterations", static_cast<double>(s.solo_iterations)},
+          {"groups_run", static_cast<double>(s.groups_run)},
+          {"repartitions", static_cast<double>(s.repartitions)},
+          {"barrier_wait_s", s.barrier_wait_s}};
+}
+
+std::vector<policy_statistic> nodegroup_policy::system_statistics() const {
+  const auto steps = static_cast<double>(barrier_.steps());
+  return {{"steps", steps},
+          {"groups_per_step", steps > 0 ? static_cast<double>(grants_) / steps : 0},
+          {"forced_steps", static_cast<double>(forced_steps_)}};
+}
+
+}  // namespace tandem::schedule

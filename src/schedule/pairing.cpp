@@ -1,0 +1,140 @@
+#include "tandem/schedule/pairing.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::schedule {
+
+namespace {
+
+using signed_bytes = std::int64_t;
+
+signed_bytes as_signed(std::size_t bytes) {
+  return static_cast<signed_bytes>(bytes);
+}
+
+std::int64_t net_of(std::span<const group_need> groups) {
+  return std::accumulate(groups.begin(), groups.end(), std::int64_t{0},
+                         [](std::int64_t sum, const group_need& g) { return sum + g.net; });
+}
+
+/// The order candidates are considered in: freeing groups first, then allocating ones; within
+/// each, jobs further through their iteration first, then more groups, then earlier arrival.
+bool considered_before(const pairing_job& a, const pairing_job& b) {
+  const bool a_frees = a.remaining.front().kind == group_kind::freeing;
+  const bool b_frees = b.remaining.front().kind == group_kind::freeing;
+  if (a_frees != b_frees) return a_frees;
+  if (a.groups_done != b.groups_done) return a.groups_done > b.groups_done;
+  if (a.remaining.size() != b.remaining.size()) return a.remaining.size() > b.remaining.size();
+  return a.arrival_rank < b.arrival_rank;
+}
+
+/// Could every job that is mid-iteration after the step finish, one at a time, each with the
+/// room the budget leaves plus what the earlier ones gave back? `after` holds each job's state
+/// once the step's groups are done.
+bool all_can_finish(std::span<const pairing_job> after, std::size_t budget) {
+  signed_bytes free_bytes = as_signed(budget);
+  std::vector<const pairing_job*> unfinished;
+  for (const auto& job : after) {
+    free_bytes -= as_signed(job.held);
+    // A job at its iteration's start has begun nothing: it holds, and needs no room yet.
+    if (!job.remaining.empty() && job.groups_done > 0) unfinished.push_back(&job);
+  }
+  if (free_bytes < 0) return false;
+  while (!unfinished.empty()) {
+    const auto next = std::find_if(unfinished.begin(), unfinished.end(), [&](const auto* job) {
+      return as_signed(need_to_finish(job->remaining)) <= free_bytes;
+    });
+    if (next == unfinished.end()) return false;
+    // Finishing changes what it holds by its remaining net (a negative net gives room back).
+    free_bytes -= net_of((*next)->remaining);
+    unfinished.erase(next);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::size_t need_to_finish(std::span<const group_need> remaining) {
+  signed_bytes before = 0;
+  signed_bytes most = 0;
+  for (const auto& group : remaining) {
+    most = std::max(most, before + as_signed(group.rise));
+    before += group.net;
+  }
+  return static_cast<std::size_t>(std::max<signed_bytes>(most, 0));
+}
+
+std::vector<std::size_t> choose_step(std::span<const pairing_job> jobs, std::size_t budget,
+                                     std::size_t streams) {
+  TANDEM_EXPECTS(streams >= 1, usage_error, "choose_step needs at least one stream");
+  std::vector<std::size_t> candidates;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].ready && !jobs[i].remaining.empty()) candidates.push_back(i);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [&](std::size_t a, std::size_t b) {
+    return considered_before(jobs[a], jobs[b]);
+  });
+
+  std::size_t held = 0;
+  for (const auto& job : jobs) held += job.held;
+  std::vector<pairing_job> after(jobs.begin(), jobs.end());
+  std::vector<std::size_t> chosen;
+  std::size_t rises = 0;
+  for (const auto candidate : candidates) {
+    if (chosen.size() == streams) break;
+    const auto& next = jobs[candidate].remaining.front();
+    if (held + rises + next.rise > budget) continue;
+    auto& state = after[candidate];
+    const auto saved = state;
+    state.held =
+        static_cast<std::size_t>(std::max<signed_bytes>(as_signed(state.held) + next.net, 0));
+    state.remaining.erase(state.remaining.begin());
+    ++state.groups_done;
+    if (!all_can_finish(after, budget)) {
+      state = saved;
+      continue;
+    }
+    rises += next.rise;
+    chosen.push_back(candidate);
+  }
+  return chosen;
+}
+
+std::vector<std::vector<planned_group>> plan_round(std::vector<pairing_job> jobs,
+                                                   std::size_t budget, std::size_t streams) {
+  for (auto& job : jobs) job.ready = !job.remaining.empty();
+  std::vector<std::vector<planned_group>> steps;
+  for (;;) {
+    const auto chosen = choose_step(jobs, budget, streams);
+    if (chosen.empty()) {
+      const bool done = std::all_of(jobs.begin(), jobs.end(),
+                                    [](const pairing_job& job) { return job.remaining.empty(); });
+      if (done) return steps;
+      std::string waiting;
+      for (const auto& job : jobs) {
+        if (!job.remaining.empty())
+          waiting += (waiting.empty() ? "" : ", ") + std::to_string(job.id);
+      }
+      TANDEM_FAIL(config_error, "no node group of job(s) " + waiting + " fits a budget of " +
+                                    format_bytes(budget) +
+                                    " beside what the others hold; raise the budget or run "
+                                    "fewer jobs at once");
+    }
+    auto& step = steps.emplace_back();
+    for (const auto i : chosen) {
+      auto& job = jobs[i];
+      step.push_back({job.id, job.groups_done});
+      job.held = static_cast<std::size_t>(
+          std::max<signed_bytes>(as_signed(job.held) + job.remaining.front().net, 0));
+      job.remaining.erase(job.remaining.begin());
+      ++job.groups_done;
+    }
+  }
+}
+
+}  // namespace tandem::schedule

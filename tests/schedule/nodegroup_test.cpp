@@ -1,0 +1,227 @@
+// The NodeGroup policy driven by hand, as a driver would: profiling alone, then group by group
+// through the barrier; jobs that leave mid-step; the leader forced on when nothing fits.
+
+#include "tandem/schedule/nodegroup.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/schedule/registry.hpp"
+
+namespace {
+
+using tandem::MiB;
+using namespace tandem::schedule;
+
+const auto start = decision::start();
+const auto wait = decision::wait_for_event();
+
+/// An iteration of `angs` forward allocations of 10 MiB, then as many backward steps that each
+/// make a 1 MiB gradient temporary, free a 10 MiB feature map and the temporary. Regions follow
+/// live bytes exactly, above `idle_mib`. Cut with a 10 MiB split: 4 ANGs of +10 MiB (rise 10),
+/// then 4 DNGs of -10 MiB (rise 1), boundaries at allocations 1..7.
+iteration_report iteration(std::size_t idle_mib, std::size_t angs) {
+  iteration_report report;
+  report.held.held_at_start = idle_mib * MiB;
+  std::size_t held = idle_mib * MiB;
+  const auto add = [&](std::int64_t mib) {
+    held = static_cast<std::size_t>(static_cast<std::int64_t>(held) + mib * std::int64_t{MiB});
+    report.memory.push_back({mib * std::int64_t{MiB}, held});
+    report.held.steps.push_back({0.0, mib * std::int64_t{MiB}});
+  };
+  for (std::size_t i = 0; i < angs; ++i) add(10);
+  for (std::size_t i = 0; i < angs; ++i) {
+    add(1);
+    add(-10);
+    add(-1);
+  }
+  return report;
+}
+
+/// Runs `job`'s whole iteration, group by group, as soon as the policy lets it (for jobs whose
+/// groups the test does not look at).
+void run_iteration(nodegroup_policy& policy, job_id job, const iteration_report& report,
+                   double& now) {
+  ASSERT_EQ(policy.may_start(job, now), start);
+  policy.on_iteration_start(job, now);
+  const auto boundaries = policy.group_boundaries(job);
+  for (std::size_t g = 1; g <= boundaries.size(); ++g) {
+    policy.on_group_end(job, g - 1, now += 0.1);
+    ASSERT_EQ(policy.may_enter_group(job, g, now), start) << "group " << g;
+    policy.on_group_start(job, g, now);
+  }
+  policy.on_iteration_end(job, report, now += 0.1);
+}
+
+/// Two jobs of 100 MiB idle with 4 x 10 MiB allocations, each profiled alone twice.
+struct two_jobs {
+  nodegroup_policy policy;
+  double now = 0;
+
+  explicit two_jobs(std::size_t budget_mib, nodegroup_options options = {})
+      : policy(budget_mib * MiB, with_split(options)) {
+    policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+    policy.on_arrival({1, "b", 0, 0, std::nullopt}, now);
+    for (const job_id job : {0u, 0u, 1u, 1u}) {
+      EXPECT_EQ(policy.may_start(job == 0 ? 1 : 0, now), wait) << "profiling runs alone";
+      run_iteration(policy, job, iteration(100, 4), now);
+    }
+  }
+  static nodegroup_options with_split(nodegroup_options options) {
+    options.split_bytes = 10 * MiB;
+    return options;
+  }
+};
+
+TEST(NodeGroup, ProfilesEachJobAloneThenCutsItsIterationIntoGroups) {
+  two_jobs run(1000);
+  for (const job_id job : {0u, 1u}) {
+    const auto stats = run.policy.stats(job);
+    EXPECT_EQ(stats.solo_iterations, 2);
+    EXPECT_EQ(stats.groups, 8u);
+    EXPECT_EQ(stats.allocating_groups, 4u);
+    EXPECT_EQ(run.policy.group_boundaries(job), (std::vector<std::size_t>{1, 2, 3, 4, 5, 6, 7}));
+  }
+}
+
+TEST(NodeGroup, OnATightBudgetTheSecondJobsAllocatingGroupsWaitForTheFirstJobsFrees) {
+  // 250 MiB: both idle holdings (200) and one job's peak (241) fit, not a second peak.
+  two_jobs run(250);
+  auto& policy = run.policy;
+  double now = run.now;
+  const double waited_before = policy.stats(1).barrier_wait_s;
+  // Steps 1-4: job 0's ANGs alone; job 1 starting would leave no room for job 0's peak.
+  ASSERT_EQ(policy.may_start(0, now), start);
+  EXPECT_EQ(policy.may_start(1, now), wait);
+  policy.on_iteration_start(0, now);
+  for (std::size_t g = 1; g <= 4; ++g) {
+    policy.on_group_end(0, g - 1, now += 0.1);
+    ASSERT_EQ(policy.may_enter_group(0, g, now), start) << g;
+    EXPECT_EQ(policy.may_start(1, now), wait) << g;
+    policy.on_group_start(0, g, now);
+  }
+  // Step 5 was job 0's first DNG: its frees count only once its barrier is passed, so job 1
+  // starts beside job 0's second DNG and takes the memory the first one gave back.
+  policy.on_group_end(0, 4, now += 0.1);
+  EXPECT_EQ(policy.may_enter_group(0, 5, now), start);
+  EXPECT_EQ(policy.may_start(1, now), start);
+  EXPECT_EQ(policy.forced_steps(), 0u);
+  EXPECT_NEAR(policy.stats(1).barrier_wait_s - waited_before, 0.5, 1e-9);
+}
+
+TEST(NodeGroup, AMemberThatLeavesMidStepDoesNotHoldTheOthersAtTheBarrier) {
+  two_jobs run(1000);
+  auto& policy = run.policy;
+  double now = run.now;
+  ASSERT_EQ(policy.may_start(0, now), start);
+  policy.on_iteration_start(0, now);
+  ASSERT_EQ(policy.may_start(1, now), start);
+  policy.on_iteration_start(1, now);
+  policy.on_group_end(1, 0, now += 0.1);
+  EXPECT_EQ(policy.may_enter_group(1, 1, now), wait);  // job 0 is still in the step
+  policy.on_departure(0, now += 0.1);                  // fails mid-group
+  EXPECT_EQ(policy.may_enter_group(1, 1, now), start);
+  EXPECT_EQ(policy.stats(0).iterations, 2) << "a departed job's statistics stay";
+}
+
+TEST(NodeGroup, AJobArrivingMidIterationIsProfiledOnceTheOthersFinishTheirs) {
+  two_jobs run(1000);
+  auto& policy = run.policy;
+  double now = run.now;
+  ASSERT_EQ(policy.may_start(0, now), start);
+  policy.on_iteration_start(0, now);
+  policy.on_arrival({2, "c", now, 0, std::nullopt}, now);
+  // Job 1 may not start a new iteration while the newcomer waits to be profiled.
+  EXPECT_EQ(policy.may_start(1, now), start) << "chosen before the newcomer arrived";
+  policy.on_iteration_start(1, now);
+  // Both in lockstep through their groups.
+  const auto groups = policy.group_boundaries(0).size() + 1;
+  for (std::size_t g = 1; g < groups; ++g) {
+    policy.on_group_end(0, g - 1, now += 0.1);
+    policy.on_group_end(1, g - 1, now);
+    ASSERT_EQ(policy.may_enter_group(0, g, now), start);
+    ASSERT_EQ(policy.may_enter_group(1, g, now), start);
+    EXPECT_EQ(policy.may_start(2, now), wait);
+    policy.on_group_start(0, g, now);
+    policy.on_group_start(1, g, now);
+  }
+  policy.on_iteration_end(0, iteration(100, 4), now += 0.1);
+  EXPECT_EQ(policy.may_start(2, now), wait) << "job 1 is mid-iteration";
+  EXPECT_EQ(policy.may_start(0, now), wait) << "the newcomer goes first";
+  policy.on_iteration_end(1, iteration(100, 4), now += 0.1);
+  EXPECT_EQ(policy.may_start(2, now), start);
+  EXPECT_EQ(policy.may_start(0, now), wait);
+}
+
+TEST(NodeGroup, WhenNothingFitsTheLeaderGoesOnAloneRatherThanStall) {
+  // 200 MiB: only the idle holdings fit. The pool will refuse what does not fit; the policy
+  // must not leave everyone waiting.
+  two_jobs run(200);
+  auto& policy = run.policy;
+  EXPECT_EQ(policy.may_start(0, run.now), start);
+  EXPECT_EQ(policy.may_start(1, run.now), wait);
+  EXPECT_EQ(policy.forced_steps(), 1u);
+}
+
+TEST(NodeGroup, WithoutMemoryEventsEachIterationIsOneGroup) {
+  nodegroup_policy policy(1000 * MiB, {});
+  double now = 0;
+  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  auto report = iteration(100, 4);
+  report.memory.clear();
+  run_iteration(policy, 0, report, now);
+  run_iteration(policy, 0, report, now);
+  EXPECT_TRUE(policy.group_boundaries(0).empty());
+  EXPECT_EQ(policy.stats(0).groups, 1u);
+  EXPECT_EQ(policy.may_start(0, now), start);
+}
+
+TEST(NodeGroup, AChangedAllocationSequenceIsPartitionedAgain) {
+  nodegroup_policy policy(1000 * MiB, {});
+  double now = 0;
+  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  run_iteration(policy, 0, iteration(100, 4), now);
+  run_iteration(policy, 0, iteration(100, 4), now);
+  run_iteration(policy, 0, iteration(100, 6), now);
+  EXPECT_EQ(policy.stats(0).repartitions, 1);
+  EXPECT_EQ(policy.partition_of(0)->allocations, 12u);
+}
+
+TEST(NodeGroup, GroupsThatGrowBesideOthersArePlannedWithTheMostSeen) {
+  nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
+  double now = 0;
+  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  run_iteration(policy, 0, iteration(100, 4), now);
+  run_iteration(policy, 0, iteration(100, 4), now);
+  ASSERT_EQ(policy.planned_needs(0).front().rise, 10 * MiB);
+  auto grown = iteration(100, 4);
+  for (auto& event : grown.memory) event.held_after += 20 * MiB;  // its first group took 30
+  run_iteration(policy, 0, grown, now);
+  run_iteration(policy, 0, iteration(100, 4), now);
+  EXPECT_EQ(policy.planned_needs(0).front().rise, 30 * MiB);
+  EXPECT_EQ(policy.planned_needs(0).front().net, static_cast<std::int64_t>(10 * MiB))
+      << "the net is the latest measured";
+  EXPECT_EQ(policy.stats(0).repartitions, 0);
+}
+
+TEST(NodeGroup, IsMadeByNameWithItsOptionsAndRefusesBadOnes) {
+  policy_context context{1000 * MiB, 2, {{"split_mib", 64}, {"streams", 3}}};
+  const auto made = make_policy("nodegroup", context);
+  EXPECT_EQ(made->name(), "nodegroup");
+  EXPECT_EQ(
+      policy_option_names("nodegroup"),
+      (std::vector<std::string>{"split_mib", "groups_per_phase", "streams", "profile_iterations"}));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{
+           {"streams", 0}, {"streams", 1.5}, {"split_mib", -1}, {"profile_iterations", 0}}) {
+    context.options = {{key, value}};
+    try {
+      static_cast<void>(make_policy("nodegroup", context));
+      ADD_FAILURE() << key << " = " << value << " was accepted";
+    } catch (const tandem::config_error& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
