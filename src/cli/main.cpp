@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "maxbatch_command.hpp"
 #include "pool_demo.hpp"
 #include "sim_command.hpp"
 #if TANDEM_HAVE_TORCH
@@ -71,6 +72,33 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--seed", sim.seed, "Seed of the iteration-time jitter");
   sim_cmd->add_option("--jitter", sim.jitter, "Spread of iteration times (0: none; 0.05: 5%)")
       ->check(CLI::Range(0.0, 1.0));
+
+  tandem::cli::maxbatch_command_options maxbatch;
+  auto* maxbatch_cmd = app.add_subcommand(
+      "maxbatch",
+      "Largest batch at which N copies of a workload's first job fit side by side, against one "
+      "alone");
+  maxbatch_cmd->add_option("workload", maxbatch.workload, "Workload file (TOML; see examples/)")
+      ->required();
+  maxbatch_cmd->add_option("--policy", maxbatch.policy,
+                           "Policy of the co-located runs, replacing the workload's");
+  maxbatch_cmd->add_flag("--sim", maxbatch.simulate,
+                         "Simulate the runs (with --gpu) instead of training");
+  maxbatch_cmd->add_option(
+      "--gpu", maxbatch.gpu,
+      "GPU of the simulated runs (p100, v100, 2080ti, a100-40gb, a100-80gb, h100)");
+  maxbatch_cmd->add_option("--jobs", maxbatch.jobs, "Identical jobs side by side")
+      ->capture_default_str();
+  maxbatch_cmd->add_option("--iterations", maxbatch.iterations, "Iterations per job and run")
+      ->capture_default_str();
+  maxbatch_cmd->add_option("--set", maxbatch.settings, "Policy option KEY=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  maxbatch_cmd->add_option("--sweep", maxbatch.sweep,
+                           "Search again for each value of one policy option: KEY=V1,V2,...");
+  maxbatch_cmd->add_option("--low", maxbatch.low, "First batch tried")->capture_default_str();
+  maxbatch_cmd->add_option("--high", maxbatch.high,
+                           "Largest batch tried (default: doubling until a run fails)");
+  maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file");
 #if TANDEM_HAVE_TORCH
   tandem::cli::run_command_options run;
   auto* run_cmd = app.add_subcommand(
@@ -115,6 +143,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     if (demo_cmd->parsed()) return tandem::cli::run_pool_demo(demo, std::cout) == 0 ? 0 : 3;
     if (sim_cmd->parsed()) return tandem::cli::sim_workload_command(sim, std::cout);
+    if (maxbatch_cmd->parsed()) {
+      return tandem::cli::maxbatch_command(maxbatch, std::cout, std::cerr);
+    }
 #if TANDEM_HAVE_TORCH
     if (run_cmd->parsed()) return tandem::cli::run_workload_command(run, std::cout, std::cerr);
     if (models_cmd->parsed()) return tandem::cli::list_models_command(zoo, std::cout);

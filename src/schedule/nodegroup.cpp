@@ -38,7 +38,7 @@ nodegroup_policy::nodegroup_policy(std::size_t budget_bytes, nodegroup_options o
 }
 
 bool nodegroup_policy::pipelined(const job_state& job) const {
-  return !job.needs.empty();
+  return job.calibrated && !job.needs.empty();
 }
 
 std::size_t nodegroup_policy::held_by(job_id id, const job_state& job) const {
@@ -74,14 +74,18 @@ void nodegroup_policy::on_budget_change(std::size_t budget_bytes, double now_s) 
   next_step(now_s);
 }
 
-void nodegroup_policy::on_iteration_start(job_id job, double /*now_s*/) {
+void nodegroup_policy::on_iteration_start(job_id job, double now_s) {
+  auto& state = jobs_.at(job);
+  state.entered_held.clear();
+  state.turn = ++iteration_starts_;
+  on_group_start(job, 0, now_s);
+}
+
+void nodegroup_policy::on_group_start(job_id job, std::size_t /*group*/, double /*now_s*/) {
   auto& state = jobs_.at(job);
   state.granted = false;
   state.running = true;
-}
-
-void nodegroup_policy::on_group_start(job_id job, std::size_t /*group*/, double now_s) {
-  on_iteration_start(job, now_s);
+  if (progress_ != nullptr) state.entered_held.push_back(progress_->progress(job).held_bytes);
 }
 
 void nodegroup_policy::on_group_end(job_id job, std::size_t group, double now_s) {
@@ -131,6 +135,7 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
     job.needs = {
         {peak - held_at_start, net, net > 0 ? group_kind::allocating : group_kind::freeing}};
     job.stats.groups = 1;
+    job.calibrated = true;  // nothing gated: the iteration was measured as it will run
     return;
   }
   const auto allocations = static_cast<std::size_t>(std::count_if(
@@ -145,46 +150,63 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
         std::count_if(job.partition->groups.begin(), job.partition->groups.end(),
                       [](const node_group& g) { return g.kind == group_kind::allocating; }));
     job.stats.split_bytes = job.partition->split_bytes;
+    // The groups' costs were measured without the syncs at their boundaries, which return
+    // emptied regions that the next group must borrow again: one more solo iteration, gated at
+    // the new boundaries, measures them as they will be paid.
+    job.calibrated = false;
     return;
   }
-  // Same sequence: each group's regions as measured this time. A rise is kept at the most ever
-  // seen (beside other jobs a group may need more than it did alone); the net is the latest.
+  // Same sequence: each group's regions as measured this time. Where the driver let the job
+  // into a group, what it held then is the group's start: the regions handed back at that
+  // barrier are gone by then, and the group must borrow again what it needs (the memory events
+  // alone would show the holding from before the sync). A rise is kept at the most ever seen
+  // (beside other jobs a group may need more than it did alone); the net is the latest.
   const auto& groups = job.partition->groups;
+  std::vector<std::size_t> start(groups.size());
+  std::vector<std::size_t> peak(groups.size());
   std::size_t group = 0;
   std::size_t allocation = 0;
-  std::size_t start = held_at_start;
-  std::size_t peak = held_at_start;
   std::size_t held = held_at_start;
-  const auto close_group = [&] {
-    auto& need = job.needs[group];
-    need.rise = std::max(need.rise, peak - start);
-    need.net = difference(held, start);
-  };
+  start[0] = held_at_start;
   for (const auto& event : events) {
     if (event.bytes > 0) {
       if (group + 1 < groups.size() && allocation == groups[group + 1].first_allocation) {
-        close_group();
         ++group;
-        start = held;
-        peak = held;
+        start[group] = held;
       }
       ++allocation;
     }
     held = event.held_after;
-    peak = std::max(peak, held);
+    peak[group] = std::max(peak[group], held);
   }
-  close_group();
+  const auto& entered = job.entered_held;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (entered.size() == groups.size()) start[g] = entered[g];
+    const auto end = g + 1 < groups.size() ? start[g + 1] : report.held.held_at_end();
+    auto& need = job.needs[g];
+    const auto rise = std::max(peak[g], start[g]) - start[g];
+    need.rise = job.calibrated ? std::max(need.rise, rise) : rise;
+    need.net = difference(end, start[g]);
+  }
+  job.calibrated = true;
 }
 
 void nodegroup_policy::next_step(double now_s) {
   if (!barrier_.is_open()) return;
   // Profiling comes first: a job not yet pipelined runs its iteration alone once nobody is
-  // mid-iteration; until then only jobs mid-iteration go on, so that it is not starved.
+  // mid-iteration; until then only jobs mid-iteration go on, so that it is not starved. A
+  // calibrating job (solo, gated) goes on through its groups alone.
   const job_state* solo = nullptr;
   job_id solo_id = 0;
   bool anyone_mid_iteration = false;
   for (const auto& [id, job] : jobs_) {
     if (job.next_group > 0) anyone_mid_iteration = true;
+    if (job.ready && !pipelined(job) && job.next_group > 0) {
+      solo = &job;
+      solo_id = id;
+      anyone_mid_iteration = false;
+      break;
+    }
     if (job.ready && !pipelined(job) &&
         (solo == nullptr || job.arrival_rank < solo->arrival_rank)) {
       solo = &job;
@@ -211,7 +233,7 @@ void nodegroup_policy::next_step(double now_s) {
   std::vector<pairing_job> view;
   std::vector<job_id> ids;
   for (const auto& [id, job] : jobs_) {
-    pairing_job entry{id, held_by(id, job), {}, job.next_group, false, job.arrival_rank};
+    pairing_job entry{id, held_by(id, job), {}, job.next_group, false, job.turn};
     if (pipelined(job)) {
       entry.remaining.assign(job.needs.begin() + static_cast<std::ptrdiff_t>(
                                                      std::min(job.next_group, job.needs.size())),
@@ -224,13 +246,12 @@ void nodegroup_policy::next_step(double now_s) {
   auto chosen = choose_step(view, budget_, options_.streams);
   if (chosen.empty()) {
     // Nobody runs and nothing fits: the pipeline's leader (furthest through its iteration, then
-    // the earliest arrival) goes on alone; waiting would free nothing.
+    // the one whose turn it is) goes on alone; waiting would free nothing.
     std::optional<std::size_t> leader;
     for (std::size_t i = 0; i < view.size(); ++i) {
       if (!view[i].ready || view[i].remaining.empty()) continue;
       if (!leader || view[i].groups_done > view[*leader].groups_done ||
-          (view[i].groups_done == view[*leader].groups_done &&
-           view[i].arrival_rank < view[*leader].arrival_rank))
+          (view[i].groups_done == view[*leader].groups_done && view[i].turn < view[*leader].turn))
         leader = i;
     }
     if (!leader) return;

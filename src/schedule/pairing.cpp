@@ -23,14 +23,15 @@ std::int64_t net_of(std::span<const group_need> groups) {
 }
 
 /// The order candidates are considered in: freeing groups first, then allocating ones; within
-/// each, jobs further through their iteration first, then more groups, then earlier arrival.
+/// each, jobs further through their iteration first, then lower turns, then more groups.
 bool considered_before(const pairing_job& a, const pairing_job& b) {
   const bool a_frees = a.remaining.front().kind == group_kind::freeing;
   const bool b_frees = b.remaining.front().kind == group_kind::freeing;
   if (a_frees != b_frees) return a_frees;
   if (a.groups_done != b.groups_done) return a.groups_done > b.groups_done;
+  if (a.turn != b.turn) return a.turn < b.turn;
   if (a.remaining.size() != b.remaining.size()) return a.remaining.size() > b.remaining.size();
-  return a.arrival_rank < b.arrival_rank;
+  return a.id < b.id;
 }
 
 /// Could every job that is mid-iteration after the step finish, one at a time, each with the

@@ -24,7 +24,6 @@ pairing_job job(job_id id, std::size_t idle_mib, std::size_t angs, std::size_t s
   pairing_job j;
   j.id = id;
   j.held = idle_mib * MiB;
-  j.arrival_rank = id;
   const auto bytes = static_cast<std::int64_t>(step_mib * MiB);
   for (std::size_t i = 0; i < angs; ++i) j.remaining.push_back({step_mib * MiB, bytes, alloc});
   for (std::size_t i = 0; i < angs; ++i) j.remaining.push_back({0, -bytes, frees});
@@ -134,7 +133,6 @@ TEST(Pairing, RandomRoundsNeverExceedTheBudgetAndRunEveryGroupInOrder) {
     for (std::size_t j = 0; j < jobs_count; ++j) {
       pairing_job p;
       p.id = static_cast<job_id>(j);
-      p.arrival_rank = j;
       p.held = std::uniform_int_distribution<std::size_t>(0, 50)(random) * MiB;
       const auto angs = std::uniform_int_distribution<std::size_t>(1, 6)(random);
       std::int64_t live = 0;

@@ -9,6 +9,10 @@
 // - profiling: its first `profile_iterations` iterations run alone, whole (nobody starts a new
 //   iteration meanwhile; jobs mid-iteration finish theirs first), as Waterwave profiles each job
 //   solo before sharing. The last of them is partitioned.
+// - calibration: one more solo iteration, gated at its group boundaries, measures what each
+//   group costs in regions when the memory freed before it has been handed back at the barrier
+//   (a group then borrows regions a solo run would have kept). Measured alone, without it, the
+//   first shared iteration ran out of memory (two ResNet-20s, budget 157 MiB).
 // - pipelined: at each group boundary the job waits at the barrier; when the step's other
 //   members have arrived, the next step is chosen and the job goes on if it is in it. Each
 //   iteration's measured groups feed back: a group's rise is the most ever seen, so a group that
@@ -37,12 +41,12 @@ struct nodegroup_options {
   std::size_t split_bytes = 0;       ///< net bytes per group; 0: chosen per job (node_groups.hpp)
   std::size_t groups_per_phase = 4;  ///< for the automatic split
   std::size_t streams = 2;           ///< groups that run at once in a step (Waterwave: 2)
-  std::int64_t profile_iterations = 2;  ///< solo iterations before pipelining (>= 1)
+  std::int64_t profile_iterations = 2;  ///< solo iterations before partitioning (>= 1)
 };
 
 struct nodegroup_job_stats {
   std::int64_t iterations = 0;
-  std::int64_t solo_iterations = 0;  ///< profiling iterations, run alone
+  std::int64_t solo_iterations = 0;  ///< profiling and calibration iterations, alone
   std::size_t groups = 0;            ///< node groups per iteration (0 before partitioning)
   std::size_t allocating_groups = 0;
   std::size_t split_bytes = 0;
@@ -87,15 +91,18 @@ class nodegroup_policy final : public policy {
   struct job_state {
     job_info info;
     std::size_t arrival_rank = 0;
+    std::size_t turn = 0;  ///< when it last began an iteration, counted in iteration starts
     std::optional<iteration_partition> partition;
     std::vector<group_need> needs;  ///< per group, learned
     std::size_t next_group = 0;     ///< the group it runs next (0: the iteration's start)
     bool ready = true;              ///< waiting at the boundary of next_group
     bool granted = false;           ///< in the current step, not yet entered
     bool running = false;           ///< in the current step
+    bool calibrated = false;        ///< its needs were measured gated: pipelining may begin
     bool solo = false;              ///< the current step is its profiling iteration
     double ready_since_s = 0;
-    std::size_t idle_held = 0;  ///< regions held at its last iteration's end
+    std::vector<std::size_t> entered_held;  ///< this iteration: regions held entering each group
+    std::size_t idle_held = 0;              ///< regions held at its last iteration's end
     nodegroup_job_stats stats;
   };
 
@@ -114,6 +121,7 @@ class nodegroup_policy final : public policy {
   std::map<job_id, nodegroup_job_stats> departed_;
   counter_barrier barrier_;
   std::size_t arrivals_ = 0;
+  std::size_t iteration_starts_ = 0;
   std::size_t forced_steps_ = 0;
   std::size_t grants_ = 0;  ///< group entries granted over all steps
 };

@@ -9,8 +9,9 @@
 // barrier from where the jobs really are:
 //   - candidates: each job waiting at a group boundary, its next group; freeing groups first (they
 //     make room), then allocating ones; within each, the job furthest through its iteration
-//     first (the pipeline's leader finishes first), then jobs at their iteration's start in
-//     Algorithm 1's order (more groups first, then arrival);
+//     first (the pipeline's leader finishes first), then jobs at their iteration's start by
+//     turn (the one that started an iteration least recently first), then in Algorithm 1's
+//     order (more groups first);
 //   - a candidate joins the step while there is a stream for it, while every chosen group can
 //     reach its peak at once beside what everybody holds (frees count only after the barrier,
 //     which is Algorithm 1's "- 1": the DNG must finish before its memory serves the next ANG),
@@ -54,7 +55,9 @@ struct pairing_job {
   /// Waiting at the boundary of remaining[0]; a job that is not (building its model, between
   /// iterations, running a group that is not part of this step) counts with what it holds.
   bool ready = false;
-  std::size_t arrival_rank = 0;  ///< breaks ties: earlier arrivals first
+  /// Among jobs at their iteration's start, lower turns go first, so that jobs take turns (the
+  /// policy numbers iteration starts); ties go to more groups (Algorithm 1's order), then ids.
+  std::size_t turn = 0;
 };
 
 /// The jobs (indices into `jobs`) that run their next group together until the next barrier, in
