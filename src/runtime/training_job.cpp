@@ -185,8 +185,10 @@ class group_gate final : public torch_support::allocation_hook {
   }
   [[nodiscard]] double waited_s() const { return waited_s_; }
 
-  void before_allocation(std::size_t /*bytes*/) override {
-    if (!active_) return;
+  void before_allocation(std::size_t bytes) override {
+    // The pool makes nothing for an empty tensor, so the memory events the groups were cut
+    // from do not count one either.
+    if (!active_ || bytes == 0) return;
     if (next_ < boundaries_.size() && allocations_ == boundaries_[next_]) {
       pool_.synchronize(job_);
       ++next_;

@@ -159,8 +159,7 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
   // Same sequence: each group's regions as measured this time. Where the driver let the job
   // into a group, what it held then is the group's start: the regions handed back at that
   // barrier are gone by then, and the group must borrow again what it needs (the memory events
-  // alone would show the holding from before the sync). A rise is kept at the most ever seen
-  // (beside other jobs a group may need more than it did alone); the net is the latest.
+  // alone would show the holding from before the sync). The net is the latest.
   const auto& groups = job.partition->groups;
   std::vector<std::size_t> start(groups.size());
   std::vector<std::size_t> peak(groups.size());
@@ -185,7 +184,9 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
     const auto end = g + 1 < groups.size() ? start[g + 1] : report.held.held_at_end();
     auto& need = job.needs[g];
     const auto rise = std::max(peak[g], start[g]) - start[g];
-    need.rise = job.calibrated ? std::max(need.rise, rise) : rise;
+    // A larger rise counts at once; a smaller one halves the excess, so one unusual iteration
+    // does not keep the group's plan inflated (which would leave nothing to pair with).
+    need.rise = !job.calibrated || rise >= need.rise ? rise : rise + (need.rise - rise) / 2;
     need.net = difference(end, start[g]);
   }
   job.calibrated = true;

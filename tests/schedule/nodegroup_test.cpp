@@ -189,20 +189,23 @@ TEST(NodeGroup, AChangedAllocationSequenceIsPartitionedAgain) {
   EXPECT_EQ(policy.partition_of(0)->allocations, 12u);
 }
 
-TEST(NodeGroup, GroupsThatGrowBesideOthersArePlannedWithTheMostSeen) {
+TEST(NodeGroup, AGroupThatGrowsIsPlannedLargerAtOnceAndShrinksBackSlowly) {
   nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
   double now = 0;
   policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
-  run_iteration(policy, 0, iteration(100, 4), now);
-  run_iteration(policy, 0, iteration(100, 4), now);
+  for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
   ASSERT_EQ(policy.planned_needs(0).front().rise, 10 * MiB);
   auto grown = iteration(100, 4);
   for (auto& event : grown.memory) event.held_after += 20 * MiB;  // its first group took 30
   run_iteration(policy, 0, grown, now);
-  run_iteration(policy, 0, iteration(100, 4), now);
   EXPECT_EQ(policy.planned_needs(0).front().rise, 30 * MiB);
+  EXPECT_EQ(policy.planned_needs(0).front().net, static_cast<std::int64_t>(30 * MiB));
+  run_iteration(policy, 0, iteration(100, 4), now);
+  EXPECT_EQ(policy.planned_needs(0).front().rise, 20 * MiB) << "half the excess goes";
   EXPECT_EQ(policy.planned_needs(0).front().net, static_cast<std::int64_t>(10 * MiB))
       << "the net is the latest measured";
+  run_iteration(policy, 0, iteration(100, 4), now);
+  EXPECT_EQ(policy.planned_needs(0).front().rise, 15 * MiB);
   EXPECT_EQ(policy.stats(0).repartitions, 0);
 }
 

@@ -15,9 +15,11 @@
 //   first shared iteration ran out of memory (two ResNet-20s, budget 157 MiB).
 // - pipelined: at each group boundary the job waits at the barrier; when the step's other
 //   members have arrived, the next step is chosen and the job goes on if it is in it. Each
-//   iteration's measured groups feed back: a group's rise is the most ever seen, so a group that
-//   grew beside other jobs (fragmentation, slower frees) is planned with its real size. An
-//   iteration whose allocation sequence changed (a different count) is partitioned again.
+//   iteration's measured groups feed back: a group that needs more regions than planned is
+//   planned with the larger rise at once; a smaller rise only halves the excess per iteration,
+//   so a group is planned large for a while after it grew, without one unusual iteration
+//   inflating it for good. An iteration whose allocation sequence changed (a different count)
+//   is partitioned again and calibrated again.
 // A driver without memory events (iteration_report::memory empty) gets one group per iteration,
 // planned from the regions held: pairing at iteration granularity.
 // Progress: when the barrier is open, nobody runs and no ready job's group fits, the pipeline's
