@@ -96,8 +96,8 @@ TEST_P(EveryPolicy, TwoJobsTrainTheirLossesFallAndTheTimelineStaysWithinTheBudge
 }
 
 INSTANTIATE_TEST_SUITE_P(Session, EveryPolicy,
-                         ::testing::Values("exclusive", "temporal", "spatial", "static",
-                                           "scrooge"));
+                         ::testing::Values("exclusive", "temporal", "spatial", "static", "scrooge",
+                                           "nodegroup"));
 
 TEST(Session, TemporalNeverRunsTwoIterationsAtOnce) {
   const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"temporal\"\n" +
@@ -186,6 +186,35 @@ TEST(Session, WhenPeaksTogetherExceedTheBudgetSpatialFailsAndScroogeCompletesWit
   EXPECT_LE(peak_reserved_in_timeline(timeline.str(), &rows), run.budget_bytes);
   EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
   EXPECT_FALSE(run.policy_stats.empty());
+}
+
+// Waterwave §5.5: more than two jobs. Three and four ResNet-20s whose peaks (about 18 MiB of
+// regions each) sum well above 44 MiB: spatial sharing runs out of memory; the NodeGroup
+// pipeline completes every job within the budget, pairing groups of different jobs.
+TEST(Session, NodeGroupRunsThreeAndFourJobsWithinABudgetSpatialSharingExceeds) {
+  for (const int count : {3, 4}) {
+    std::string jobs;
+    for (int i = 0; i < count; ++i) jobs += small_resnet_job("j" + std::to_string(i));
+    const auto spatial =
+        run_workload(parse(device_table("44MiB") + "[policy]\nname = \"spatial\"\n" + jobs));
+    EXPECT_GE(spatial.failed_jobs(), 1u) << count << " jobs";
+
+    std::ostringstream timeline;
+    run_options options;
+    options.timeline = &timeline;
+    const auto run = run_workload(
+        parse(device_table("44MiB") + "[policy]\nname = \"nodegroup\"\n" + jobs), options);
+    for (const auto& job : run.jobs) {
+      ASSERT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
+      EXPECT_EQ(job.iterations, 12);
+    }
+    std::size_t rows = 0;
+    EXPECT_LE(peak_reserved_in_timeline(timeline.str(), &rows), run.budget_bytes);
+    const auto per_step = std::find_if(run.policy_stats.begin(), run.policy_stats.end(),
+                                       [](const auto& s) { return s.name == "groups_per_step"; });
+    ASSERT_NE(per_step, run.policy_stats.end());
+    EXPECT_GT(per_step->value, 1.0) << "no step ran two jobs' groups together";
+  }
 }
 
 TEST(Session, StaticPartitionsFailAJobThatWouldFitTheSharedPool) {
