@@ -76,6 +76,7 @@ void nodegroup_policy::on_budget_change(std::size_t budget_bytes, double now_s) 
 
 void nodegroup_policy::on_iteration_start(job_id job, double now_s) {
   auto& state = jobs_.at(job);
+  state.built = true;
   state.entered_held.clear();
   state.turn = ++iteration_starts_;
   on_group_start(job, 0, now_s);
@@ -106,6 +107,7 @@ void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& repo
   if (state.solo) ++state.stats.solo_iterations;
   learn(state, report);
   state.idle_held = report.held.held_at_end();
+  state.peak_held = std::max(state.peak_held, report.held.peak());
   state.next_group = 0;
   state.running = false;
   state.solo = false;
@@ -159,7 +161,7 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
   // Same sequence: each group's regions as measured this time. Where the driver let the job
   // into a group, what it held then is the group's start: the regions handed back at that
   // barrier are gone by then, and the group must borrow again what it needs (the memory events
-  // alone would show the holding from before the sync). The net is the latest.
+  // alone would show the holding from before the sync).
   const auto& groups = job.partition->groups;
   std::vector<std::size_t> start(groups.size());
   std::vector<std::size_t> peak(groups.size());
@@ -184,12 +186,29 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
     const auto end = g + 1 < groups.size() ? start[g + 1] : report.held.held_at_end();
     auto& need = job.needs[g];
     const auto rise = std::max(peak[g], start[g]) - start[g];
-    // A larger rise counts at once; a smaller one halves the excess, so one unusual iteration
-    // does not keep the group's plan inflated (which would leave nothing to pair with).
+    // A larger rise (or net) counts at once; a smaller one halves the excess, so one unusual
+    // iteration does not keep the group's plan inflated (which would leave nothing to pair
+    // with). Nets vary too: a group may give back a region later in one iteration than in the
+    // next, and a plan that counts on the earlier return lets the others over-commit.
     need.rise = !job.calibrated || rise >= need.rise ? rise : rise + (need.rise - rise) / 2;
-    need.net = difference(end, start[g]);
+    const auto net = difference(end, start[g]);
+    need.net = !job.calibrated || net >= need.net ? net : net + (need.net - net) / 2;
   }
   job.calibrated = true;
+}
+
+bool nodegroup_policy::admits(job_id newcomer) const {
+  // Its first grant builds it and runs an iteration whose peak nobody knows yet: admitted while
+  // what the others hold leaves room for the largest peak seen among them (as scrooge admits).
+  // Held back, it holds nobody up; as jobs leave, room appears.
+  std::size_t held = 0;
+  std::size_t largest_peak = 0;
+  for (const auto& [id, job] : jobs_) {
+    if (id == newcomer) continue;
+    held += held_by(id, job);
+    largest_peak = std::max(largest_peak, job.peak_held);
+  }
+  return largest_peak == 0 || held + largest_peak <= budget_;
 }
 
 void nodegroup_policy::next_step(double now_s) {
@@ -208,7 +227,7 @@ void nodegroup_policy::next_step(double now_s) {
       anyone_mid_iteration = false;
       break;
     }
-    if (job.ready && !pipelined(job) &&
+    if (job.ready && !pipelined(job) && (job.built || admits(id)) &&
         (solo == nullptr || job.arrival_rank < solo->arrival_rank)) {
       solo = &job;
       solo_id = id;
@@ -246,15 +265,25 @@ void nodegroup_policy::next_step(double now_s) {
   }
   auto chosen = choose_step(view, budget_, options_.streams);
   if (chosen.empty()) {
-    // Nobody runs and nothing fits: the pipeline's leader (furthest through its iteration, then
-    // the one whose turn it is) goes on alone; waiting would free nothing.
+    // Nobody runs and no step passes the checks: a job goes on alone rather than everyone
+    // waiting for an event that cannot come. The furthest through its iteration whose next group
+    // fits beside what everybody holds (a freeing group usually does) if there is one, else the
+    // pipeline's leader; the pool's budget still holds either way.
+    std::size_t held = 0;
+    for (const auto& entry : view) held += entry.held;
+    const auto better = [&](std::size_t i, std::size_t j) {
+      return view[i].groups_done > view[j].groups_done ||
+             (view[i].groups_done == view[j].groups_done && view[i].turn < view[j].turn);
+    };
     std::optional<std::size_t> leader;
+    std::optional<std::size_t> fitting;
     for (std::size_t i = 0; i < view.size(); ++i) {
       if (!view[i].ready || view[i].remaining.empty()) continue;
-      if (!leader || view[i].groups_done > view[*leader].groups_done ||
-          (view[i].groups_done == view[*leader].groups_done && view[i].turn < view[*leader].turn))
-        leader = i;
+      if (!leader || better(i, *leader)) leader = i;
+      if (held + view[i].remaining.front().rise <= budget_ && (!fitting || better(i, *fitting)))
+        fitting = i;
     }
+    if (fitting) leader = fitting;
     if (!leader) return;
     ++forced_steps_;
     chosen = {*leader};

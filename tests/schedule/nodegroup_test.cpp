@@ -60,18 +60,19 @@ struct two_jobs {
   nodegroup_policy policy;
   double now = 0;
 
-  explicit two_jobs(std::size_t budget_mib, nodegroup_options options = {})
-      : policy(budget_mib * MiB, with_split(options)) {
+  /// `final_budget_mib`: the budget changes to it just before the last solo iteration ends.
+  explicit two_jobs(std::size_t budget_mib, std::optional<std::size_t> final_budget_mib = {})
+      : policy(budget_mib * MiB, {10 * MiB, 4, 2, 2}) {
     policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
     policy.on_arrival({1, "b", 0, 0, std::nullopt}, now);
-    for (const job_id job : {0u, 0u, 0u, 1u, 1u, 1u}) {
+    const std::vector<job_id> solo{0, 0, 0, 1, 1, 1};
+    for (std::size_t i = 0; i < solo.size(); ++i) {
+      const auto job = solo[i];
       EXPECT_EQ(policy.may_start(job == 0 ? 1 : 0, now), wait) << "profiling runs alone";
+      if (i + 1 == solo.size() && final_budget_mib)
+        policy.on_budget_change(*final_budget_mib * MiB, now);
       run_iteration(policy, job, iteration(100, 4), now);
     }
-  }
-  static nodegroup_options with_split(nodegroup_options options) {
-    options.split_bytes = 10 * MiB;
-    return options;
   }
 };
 
@@ -156,13 +157,27 @@ TEST(NodeGroup, AJobArrivingMidIterationIsProfiledOnceTheOthersFinishTheirs) {
 }
 
 TEST(NodeGroup, WhenNothingFitsTheLeaderGoesOnAloneRatherThanStall) {
-  // 200 MiB: only the idle holdings fit. The pool will refuse what does not fit; the policy
-  // must not leave everyone waiting.
-  two_jobs run(200);
+  // The budget drops to 200 MiB: only the idle holdings fit. The pool will refuse what does
+  // not fit; the policy must not leave everyone waiting.
+  two_jobs run(1000, 200);
   auto& policy = run.policy;
   EXPECT_EQ(policy.may_start(0, run.now), start);
   EXPECT_EQ(policy.may_start(1, run.now), wait);
   EXPECT_EQ(policy.forced_steps(), 1u);
+}
+
+TEST(NodeGroup, ANewJobIsBuiltOnlyWhileTheOthersLeaveRoomForTheLargestPeakSeen) {
+  nodegroup_policy policy(230 * MiB, {10 * MiB, 4, 2, 2});
+  double now = 0;
+  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
+  // Job 0 holds 100 MiB between iterations and peaked at 141: a newcomer could need as much.
+  policy.on_arrival({1, "b", now, 0, std::nullopt}, now);
+  EXPECT_EQ(policy.may_start(1, now), wait);
+  EXPECT_EQ(policy.may_start(0, now), start) << "the newcomer holds nobody up";
+  policy.on_iteration_start(0, now);
+  policy.on_departure(0, now);
+  EXPECT_EQ(policy.may_start(1, now), start) << "admitted once room appears";
 }
 
 TEST(NodeGroup, WithoutMemoryEventsEachIterationIsOneGroup) {
@@ -202,8 +217,8 @@ TEST(NodeGroup, AGroupThatGrowsIsPlannedLargerAtOnceAndShrinksBackSlowly) {
   EXPECT_EQ(policy.planned_needs(0).front().net, static_cast<std::int64_t>(30 * MiB));
   run_iteration(policy, 0, iteration(100, 4), now);
   EXPECT_EQ(policy.planned_needs(0).front().rise, 20 * MiB) << "half the excess goes";
-  EXPECT_EQ(policy.planned_needs(0).front().net, static_cast<std::int64_t>(10 * MiB))
-      << "the net is the latest measured";
+  EXPECT_EQ(policy.planned_needs(0).front().net, static_cast<std::int64_t>(20 * MiB))
+      << "the net shrinks back the same way";
   run_iteration(policy, 0, iteration(100, 4), now);
   EXPECT_EQ(policy.planned_needs(0).front().rise, 15 * MiB);
   EXPECT_EQ(policy.stats(0).repartitions, 0);

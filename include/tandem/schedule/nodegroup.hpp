@@ -22,6 +22,10 @@
 //   is partitioned again and calibrated again.
 // A driver without memory events (iteration_report::memory empty) gets one group per iteration,
 // planned from the regions held: pairing at iteration granularity.
+// Admission: a job not yet built starts (alone) only while the others' holdings leave room for
+// the largest peak among them, as scrooge admits; meanwhile it holds nobody up. Without it, on
+// the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside the
+// resident jobs' holdings (5 of 100 failed).
 // Progress: when the barrier is open, nobody runs and no ready job's group fits, the pipeline's
 // leader goes on alone (counted as a forced step): waiting could not free anything, and the
 // pool's budget still holds (an allocation it cannot meet fails the job, not the budget).
@@ -104,13 +108,18 @@ class nodegroup_policy final : public policy {
     bool solo = false;              ///< the current step is its profiling iteration
     double ready_since_s = 0;
     std::vector<std::size_t> entered_held;  ///< this iteration: regions held entering each group
-    std::size_t idle_held = 0;              ///< regions held at its last iteration's end
+    std::size_t idle_held = 0;
+    std::size_t peak_held = 0;  ///< the most regions held in any of its iterations
+    bool built = false;  ///< granted an iteration at least once (holds its state)              ///<
+                         ///< regions held at its last iteration's end
     nodegroup_job_stats stats;
   };
 
   [[nodiscard]] bool pipelined(const job_state& job) const;
   void arrive_at_barrier(job_id job, double now_s);
   void learn(job_state& job, const iteration_report& report);
+  /// May a job that was never granted be built now?
+  [[nodiscard]] bool admits(job_id newcomer) const;
   /// When the barrier is open: choose the next step and grant it.
   void next_step(double now_s);
   [[nodiscard]] decision answer(job_id job, std::size_t group, double now_s);
