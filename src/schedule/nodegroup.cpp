@@ -197,6 +197,14 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
   job.calibrated = true;
 }
 
+bool nodegroup_policy::fits_beside_idle(job_id id, const job_state& job) const {
+  std::size_t held = held_by(id, job);
+  for (const auto& [other, state] : jobs_) {
+    if (other != id) held += state.idle_held;
+  }
+  return held + need_to_finish(job.needs) <= budget_;
+}
+
 bool nodegroup_policy::admits(job_id newcomer) const {
   // Its first grant builds it and runs an iteration whose peak nobody knows yet: admitted while
   // what the others hold leaves room for the largest peak seen among them (as scrooge admits).
@@ -227,8 +235,9 @@ void nodegroup_policy::next_step(double now_s) {
       anyone_mid_iteration = false;
       break;
     }
-    if (job.ready && !pipelined(job) && (job.built || admits(id)) &&
-        (solo == nullptr || job.arrival_rank < solo->arrival_rank)) {
+    const bool wants_solo = !pipelined(job) ? job.built || admits(id)
+                                            : job.next_group == 0 && !fits_beside_idle(id, job);
+    if (job.ready && wants_solo && (solo == nullptr || job.arrival_rank < solo->arrival_rank)) {
       solo = &job;
       solo_id = id;
     }
@@ -245,6 +254,7 @@ void nodegroup_policy::next_step(double now_s) {
     barrier_.open(members);
   };
   if (solo != nullptr && !anyone_mid_iteration) {
+    if (pipelined(*solo)) ++jobs_.at(solo_id).stats.solo_fallbacks;
     jobs_.at(solo_id).solo = true;
     grant({solo_id});
     return;
@@ -341,6 +351,7 @@ std::vector<policy_statistic> nodegroup_policy::job_statistics(job_id job) const
           {"solo_iterations", static_cast<double>(s.solo_iterations)},
           {"groups_run", static_cast<double>(s.groups_run)},
           {"repartitions", static_cast<double>(s.repartitions)},
+          {"solo_fallbacks", static_cast<double>(s.solo_fallbacks)},
           {"barrier_wait_s", s.barrier_wait_s}};
 }
 

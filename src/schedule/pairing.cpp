@@ -23,12 +23,17 @@ std::int64_t net_of(std::span<const group_need> groups) {
 }
 
 /// The order candidates are considered in: freeing groups first, then allocating ones; within
-/// each, jobs further through their iteration first, then lower turns, then more groups.
+/// each, jobs further through their iteration (as a share of its groups) first, then lower
+/// turns, then more groups.
 bool considered_before(const pairing_job& a, const pairing_job& b) {
   const bool a_frees = a.remaining.front().kind == group_kind::freeing;
   const bool b_frees = b.remaining.front().kind == group_kind::freeing;
   if (a_frees != b_frees) return a_frees;
-  if (a.groups_done != b.groups_done) return a.groups_done > b.groups_done;
+  // Further through its iteration by share of its groups, not count: a job cut into many
+  // groups would otherwise always lead one cut into few, and starve it.
+  const auto a_done = a.groups_done * (b.groups_done + b.remaining.size());
+  const auto b_done = b.groups_done * (a.groups_done + a.remaining.size());
+  if (a_done != b_done) return a_done > b_done;
   if (a.turn != b.turn) return a.turn < b.turn;
   if (a.remaining.size() != b.remaining.size()) return a.remaining.size() > b.remaining.size();
   return a.id < b.id;

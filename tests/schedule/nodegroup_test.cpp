@@ -156,13 +156,32 @@ TEST(NodeGroup, AJobArrivingMidIterationIsProfiledOnceTheOthersFinishTheirs) {
   EXPECT_EQ(policy.may_start(0, now), wait);
 }
 
-TEST(NodeGroup, WhenNothingFitsTheLeaderGoesOnAloneRatherThanStall) {
-  // The budget drops to 200 MiB: only the idle holdings fit. The pool will refuse what does
-  // not fit; the policy must not leave everyone waiting.
+TEST(NodeGroup, AJobWhosePlanCannotFitBesideTheOthersRunsAloneRatherThanStarve) {
+  // The budget drops to 200 MiB: the idle holdings fit, no iteration beside them. Each job then
+  // runs its iterations alone, taking turns (the pool refuses whatever does not fit).
   two_jobs run(1000, 200);
   auto& policy = run.policy;
   EXPECT_EQ(policy.may_start(0, run.now), start);
   EXPECT_EQ(policy.may_start(1, run.now), wait);
+  EXPECT_EQ(policy.stats(0).solo_fallbacks, 1);
+  EXPECT_EQ(policy.forced_steps(), 0u);
+}
+
+TEST(NodeGroup, WhenNothingFitsMidIterationTheLeaderGoesOnAloneRatherThanStall) {
+  two_jobs run(1000);
+  auto& policy = run.policy;
+  double now = run.now;
+  for (const job_id job : {0u, 1u}) {
+    ASSERT_EQ(policy.may_start(job, now), start);
+    policy.on_iteration_start(job, now);
+  }
+  // Both are one group in when the budget drops below what they hold: no next group fits,
+  // and no event would come if both waited.
+  policy.on_budget_change(150 * MiB, now);
+  policy.on_group_end(0, 0, now += 0.1);
+  policy.on_group_end(1, 0, now += 0.1);
+  EXPECT_EQ(policy.may_enter_group(0, 1, now), start);
+  EXPECT_EQ(policy.may_enter_group(1, 1, now), wait);
   EXPECT_EQ(policy.forced_steps(), 1u);
 }
 
