@@ -9,9 +9,9 @@
 // barrier from where the jobs really are:
 //   - candidates: each job waiting at a group boundary, its next group; freeing groups first (they
 //     make room), then allocating ones; within each, the job furthest through its iteration
-//     (as a share of its groups) first (the pipeline's leader finishes first), then jobs at their iteration's start by
-//     turn (the one that started an iteration least recently first), then in Algorithm 1's
-//     order (more groups first);
+//     (as a share of its groups) first (the pipeline's leader finishes first), then jobs at their
+//     iteration's start by turn (the one that started an iteration least recently first), then in
+//     Algorithm 1's order (more groups first);
 //   - a candidate joins the step while there is a stream for it, while every chosen group can
 //     reach its peak at once beside what everybody holds (frees count only after the barrier,
 //     which is Algorithm 1's "- 1": the DNG must finish before its memory serves the next ANG),
