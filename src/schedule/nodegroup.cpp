@@ -180,9 +180,8 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
     held = event.held_after;
     peak[group] = std::max(peak[group], held);
   }
-  const auto& entered = job.entered_held;
+  if (job.entered_held.size() == groups.size()) start = job.entered_held;
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    if (entered.size() == groups.size()) start[g] = entered[g];
     const auto end = g + 1 < groups.size() ? start[g + 1] : report.held.held_at_end();
     auto& need = job.needs[g];
     const auto rise = std::max(peak[g], start[g]) - start[g];
@@ -198,11 +197,19 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
 }
 
 bool nodegroup_policy::fits_beside_idle(job_id id, const job_state& job) const {
-  std::size_t held = held_by(id, job);
+  std::size_t others = 0;
   for (const auto& [other, state] : jobs_) {
-    if (other != id) held += state.idle_held;
+    if (other != id) others += state.idle_held;
   }
-  return held + need_to_finish(job.needs) <= budget_;
+  return others + held_by(id, job) + need_to_finish(job.needs) <= budget_;
+}
+
+bool nodegroup_policy::ran_beside_idle(job_id id, const job_state& job) const {
+  std::size_t others = 0;
+  for (const auto& [other, state] : jobs_) {
+    if (other != id) others += state.idle_held;
+  }
+  return others + job.peak_held <= budget_;
 }
 
 bool nodegroup_policy::admits(job_id newcomer) const {
@@ -236,7 +243,8 @@ void nodegroup_policy::next_step(double now_s) {
       break;
     }
     const bool wants_solo = !pipelined(job) ? job.built || admits(id)
-                                            : job.next_group == 0 && !fits_beside_idle(id, job);
+                                            : job.next_group == 0 && !fits_beside_idle(id, job) &&
+                                                  ran_beside_idle(id, job);
     if (job.ready && wants_solo && (solo == nullptr || job.arrival_rank < solo->arrival_rank)) {
       solo = &job;
       solo_id = id;

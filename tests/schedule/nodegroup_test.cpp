@@ -157,12 +157,27 @@ TEST(NodeGroup, AJobArrivingMidIterationIsProfiledOnceTheOthersFinishTheirs) {
 }
 
 TEST(NodeGroup, AJobWhosePlanCannotFitBesideTheOthersRunsAloneRatherThanStarve) {
-  // The budget drops to 200 MiB: the idle holdings fit, no iteration beside them. Each job then
-  // runs its iterations alone, taking turns (the pool refuses whatever does not fit).
-  two_jobs run(1000, 200);
-  auto& policy = run.policy;
-  EXPECT_EQ(policy.may_start(0, run.now), start);
-  EXPECT_EQ(policy.may_start(1, run.now), wait);
+  nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
+  double now = 0;
+  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
+  // One iteration whose groups took 20 MiB more: the plan now needs 61 MiB above the idle
+  // holding, although the job never held more than 141 MiB in all.
+  auto grown = iteration(100, 4);
+  for (auto& event : grown.memory) event.held_after += 20 * MiB;
+  run_iteration(policy, 0, grown, now);
+  policy.on_arrival({1, "b", now, 0, std::nullopt}, now);
+  // Job 0 was already granted its next iteration; the plan shrinks back by half the excess
+  // (51 MiB), then job 1 is profiled alone.
+  run_iteration(policy, 0, iteration(100, 4), now);
+  for (int i = 0; i < 3; ++i) {
+    if (i == 2) policy.on_budget_change(245 * MiB, now);
+    run_iteration(policy, 1, iteration(100, 4), now);
+  }
+  // 245 MiB: job 1's plan (41 MiB) fits beside job 0's 100 idle; job 0's inflated plan (51)
+  // does not, but its largest measured holding does: it runs alone instead of waiting forever.
+  EXPECT_EQ(policy.may_start(0, now), start);
+  EXPECT_EQ(policy.may_start(1, now), wait);
   EXPECT_EQ(policy.stats(0).solo_fallbacks, 1);
   EXPECT_EQ(policy.forced_steps(), 0u);
 }

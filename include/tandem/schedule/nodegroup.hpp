@@ -23,9 +23,10 @@
 // A driver without memory events (iteration_report::memory empty) gets one group per iteration,
 // planned from the regions held: pairing at iteration granularity.
 // Fallback: a job whose planned iteration cannot fit beside the others' holdings even when they
-// are all between iterations runs its iteration alone, as in profiling (Zico's fallback to time
-// multiplexing); pairing could never choose it, and it would starve (BERT beside GNMT on the
-// simulated 2080 Ti: 5 GNMT iterations in 60 s before this rule).
+// are all between iterations, but whose largest measured holding would, runs its iteration
+// alone, as in profiling (Zico's fallback to time multiplexing); pairing could never choose it,
+// and it would starve (BERT beside GNMT on the simulated 2080 Ti: 5 GNMT iterations in 60 s
+// before this rule). One that would not fit even so waits for others to leave.
 // Admission: a job not yet built starts (alone) only while the others' holdings leave room for
 // the largest peak among them, as scrooge admits; meanwhile it holds nobody up. Without it, on
 // the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside the
@@ -125,6 +126,8 @@ class nodegroup_policy final : public policy {
   void learn(job_state& job, const iteration_report& report);
   /// Could the job's whole iteration, as planned, run beside the others' idle holdings?
   [[nodiscard]] bool fits_beside_idle(job_id id, const job_state& job) const;
+  /// Would the most it ever held fit beside the others' idle holdings (its solo fallback)?
+  [[nodiscard]] bool ran_beside_idle(job_id id, const job_state& job) const;
   /// May a job that was never granted be built now?
   [[nodiscard]] bool admits(job_id newcomer) const;
   /// When the barrier is open: choose the next step and grant it.
