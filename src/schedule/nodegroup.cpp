@@ -196,20 +196,13 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
   job.calibrated = true;
 }
 
-bool nodegroup_policy::fits_beside_idle(job_id id, const job_state& job) const {
-  std::size_t others = 0;
+bool nodegroup_policy::needs_solo_fallback(job_id id, const job_state& job) const {
+  std::size_t others_idle = 0;
   for (const auto& [other, state] : jobs_) {
-    if (other != id) others += state.idle_held;
+    if (other != id) others_idle += state.idle_held;
   }
-  return others + held_by(id, job) + need_to_finish(job.needs) <= budget_;
-}
-
-bool nodegroup_policy::ran_beside_idle(job_id id, const job_state& job) const {
-  std::size_t others = 0;
-  for (const auto& [other, state] : jobs_) {
-    if (other != id) others += state.idle_held;
-  }
-  return others + job.peak_held <= budget_;
+  const bool plan_fits = others_idle + held_by(id, job) + need_to_finish(job.needs) <= budget_;
+  return !plan_fits && others_idle + job.peak_held <= budget_;
 }
 
 bool nodegroup_policy::admits(job_id newcomer) const {
@@ -242,10 +235,10 @@ void nodegroup_policy::next_step(double now_s) {
       anyone_mid_iteration = false;
       break;
     }
+    if (!job.ready || (solo != nullptr && job.arrival_rank > solo->arrival_rank)) continue;
     const bool wants_solo = !pipelined(job) ? job.built || admits(id)
-                                            : job.next_group == 0 && !fits_beside_idle(id, job) &&
-                                                  ran_beside_idle(id, job);
-    if (job.ready && wants_solo && (solo == nullptr || job.arrival_rank < solo->arrival_rank)) {
+                                            : job.next_group == 0 && needs_solo_fallback(id, job);
+    if (wants_solo) {
       solo = &job;
       solo_id = id;
     }

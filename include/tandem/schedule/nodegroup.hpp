@@ -124,10 +124,9 @@ class nodegroup_policy final : public policy {
   [[nodiscard]] bool pipelined(const job_state& job) const;
   void arrive_at_barrier(job_id job, double now_s);
   void learn(job_state& job, const iteration_report& report);
-  /// Could the job's whole iteration, as planned, run beside the others' idle holdings?
-  [[nodiscard]] bool fits_beside_idle(job_id id, const job_state& job) const;
-  /// Would the most it ever held fit beside the others' idle holdings (its solo fallback)?
-  [[nodiscard]] bool ran_beside_idle(job_id id, const job_state& job) const;
+  /// A pipelined job whose planned iteration cannot fit beside the others' idle holdings, but
+  /// whose largest measured holding would: it runs alone rather than starve.
+  [[nodiscard]] bool needs_solo_fallback(job_id id, const job_state& job) const;
   /// May a job that was never granted be built now?
   [[nodiscard]] bool admits(job_id newcomer) const;
   /// When the barrier is open: choose the next step and grant it.
