@@ -97,7 +97,7 @@ void decide_by_progress(benchmark::State& state, bool conflict) {
   policy.set_progress_source(&progress);
   double now = 0;
   for (job_id j = 0; j < jobs; ++j) {  // profile every job, alone
-    policy.on_arrival({j, "job", now, 0, {}}, now);
+    policy.on_arrival(job_info::make(j, "job", now), now);
     progress.views[j] = {0, curve.held_at_start};
     static_cast<void>(policy.may_start(j, now));
     policy.on_iteration_start(j, now);

@@ -218,7 +218,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
         monitor.name_job(id, job.name);
         progress[index].job = id;
         const double arrival_s = gate.now();
-        gate.arrive({id, job.name, arrival_s, job.priority, job.iterations});
+        gate.arrive(job_info_of(job, id, arrival_s));
         threads.emplace_back([&, index, id, arrival_s] {
           results[index] = detail::train(spec.jobs[index], model_options[index], id, arrival_s,
                                          context, progress[index]);

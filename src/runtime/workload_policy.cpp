@@ -32,6 +32,26 @@ std::string describe(const option_value& value) {
       value.value);
 }
 
+schedule::job_info job_info_of(const job_spec& job, schedule::job_id id, double arrival_s) {
+  schedule::job_info info;
+  info.id = id;
+  info.name = job.name;
+  info.arrival_s = arrival_s;
+  info.priority = job.priority;
+  info.iterations = job.iterations;
+  info.duration_s = job.duration_s;
+  info.inference = job.kind == job_kind::inference;
+  // What decides the memory: the network (model and its options), the batch, the optimizer's
+  // state and whether there is a backward pass. The learning rate, priority and counts do not.
+  std::ostringstream signature;
+  signature << (info.inference ? "inference " : "training ") << job.model << " batch "
+            << job.batch_size << ' ' << job.optimizer;
+  for (const auto& [key, value] : job.model_options)
+    signature << ' ' << key << '=' << describe(value);
+  info.signature = signature.str();
+  return info;
+}
+
 std::string policy_name(const workload& spec, const policy_overrides& overrides) {
   return overrides.policy.value_or(spec.policy.name);
 }

@@ -8,6 +8,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/runtime/workload_policy.hpp"
 
 namespace tandem::sim {
 namespace {
@@ -312,7 +313,7 @@ class engine final : public schedule::progress_source {
 
   void arrive(job_run& run) {
     const auto& spec = run.job->spec;
-    policy_.on_arrival({run.id, spec.name, now_, spec.priority, spec.iterations}, now_);
+    policy_.on_arrival(runtime::job_info_of(spec, run.id, now_), now_);
     wait(run);
   }
 

@@ -49,7 +49,7 @@ std::vector<iteration_span> run_jobs(policy_gate& gate, const std::vector<memory
   std::vector<iteration_span> spans;
   std::vector<std::thread> threads;
   for (const auto job : jobs)
-    gate.arrive({job, "job" + std::to_string(job), gate.now(), 0, iterations});
+    gate.arrive(job_info::make(job, "job" + std::to_string(job), gate.now(), iterations));
   for (const auto job : jobs) {
     threads.emplace_back([&, job] {
       for (int i = 0; i < iterations; ++i) {
@@ -121,7 +121,7 @@ TEST_F(PolicyGate, SpatialLetsJobsOverlap) {
   std::atomic<int> inside{0};
   std::atomic<int> most{0};
   std::vector<std::thread> threads;
-  for (const auto job : jobs) gate.arrive({job, "j", 0, 0, 1});
+  for (const auto job : jobs) gate.arrive(job_info::make(job, "j", 0, 1));
   for (const auto job : jobs) {
     threads.emplace_back([&, job] {
       gate.wait_for_start(job);
@@ -144,7 +144,7 @@ TEST_F(PolicyGate, StaticPartitionsReachThePoolAsJobLimits) {
   schedule::static_partition_policy policy(32 * MiB, 2);
   policy_gate gate(policy, pool_, 2);
   const auto a = pool_.add_job("a");
-  gate.arrive({a, "a", 0, 0, 1});
+  gate.arrive(job_info::make(a, "a", 0, 1));
   auto stream = backend_.create_stream("a", device::stream_kind::compute);
   void* inside = pool_.allocate(a, *stream, 10 * MiB);
   EXPECT_THROW(static_cast<void>(pool_.allocate(a, *stream, 10 * MiB)),
@@ -166,8 +166,8 @@ TEST_F(PolicyGate, APolicyThatParksEveryJobFailsThemWithAClearError) {
   policy_gate gate(policy, pool_, 2);
   const auto a = pool_.add_job("a");
   const auto b = pool_.add_job("b");
-  gate.arrive({a, "a", 0, 0, 1});
-  gate.arrive({b, "b", 0, 0, 1});
+  gate.arrive(job_info::make(a, "a", 0, 1));
+  gate.arrive(job_info::make(b, "b", 0, 1));
   std::vector<std::string> errors(2);
   std::thread first([&] {
     try {
@@ -208,7 +208,7 @@ TEST_F(PolicyGate, AWaitUntilVerdictWakesTheJobAtThatTime) {
   not_before_policy policy(0.05);
   policy_gate gate(policy, pool_, 1);
   const auto a = pool_.add_job("a");
-  gate.arrive({a, "a", 0, 0, 1});
+  gate.arrive(job_info::make(a, "a", 0, 1));
   const double waited = gate.wait_for_start(a);
   EXPECT_GE(gate.now(), 0.05);
   EXPECT_GT(waited, 0.0);
@@ -220,8 +220,8 @@ TEST_F(PolicyGate, ClosingWakesWaitersAndRefusesLaterStarts) {
   policy_gate gate(policy, pool_, 3);  // a third job never arrives: not a stall
   const auto a = pool_.add_job("a");
   const auto b = pool_.add_job("b");
-  gate.arrive({a, "a", 0, 0, 1});
-  gate.arrive({b, "b", 0, 0, 1});
+  gate.arrive(job_info::make(a, "a", 0, 1));
+  gate.arrive(job_info::make(b, "b", 0, 1));
   gate.wait_for_start(a);  // a owns the device; b waits
   std::string error;
   std::thread waiter([&] {
@@ -243,8 +243,8 @@ TEST_F(PolicyGate, MisuseIsAUsageError) {
   policy_gate gate(policy, pool_, 1);
   const auto x = pool_.add_job("x");
   EXPECT_THROW(gate.wait_for_start(x), usage_error);  // not arrived yet
-  gate.arrive({x, "x", 0, 0, 1});
-  EXPECT_THROW(gate.arrive({x, "x", 0, 0, 1}), usage_error);
+  gate.arrive(job_info::make(x, "x", 0, 1));
+  EXPECT_THROW(gate.arrive(job_info::make(x, "x", 0, 1)), usage_error);
   gate.depart(x);
   gate.depart(x);  // idempotent
 }
@@ -256,8 +256,8 @@ TEST_F(PolicyGate, AJobReleasedWhileDepartingIsNeverSeenHalfGone) {
   policy_gate gate(policy, pool_, 2);
   const auto a = pool_.add_job("a");
   const auto b = pool_.add_job("b");
-  gate.arrive({a, "a", 0, 0, 1});
-  gate.arrive({b, "b", 0, 0, 1});
+  gate.arrive(job_info::make(a, "a", 0, 1));
+  gate.arrive(job_info::make(b, "b", 0, 1));
   gate.depart(a, [&] { pool_.remove_job(a); });
   gate.depart(b, [&] { pool_.remove_job(b); });
   EXPECT_EQ(pool_.stats().jobs, 0u);
@@ -268,8 +268,8 @@ TEST_F(PolicyGate, AFailedReleaseStillDepartsAndIsRethrown) {
   policy_gate gate(policy, pool_, 2);
   const auto a = pool_.add_job("a");
   const auto b = pool_.add_job("b");
-  gate.arrive({a, "a", 0, 0, 1});
-  gate.arrive({b, "b", 0, 0, 1});
+  gate.arrive(job_info::make(a, "a", 0, 1));
+  gate.arrive(job_info::make(b, "b", 0, 1));
   EXPECT_THROW(gate.depart(a, [] { throw device_error("stream lost"); }), device_error);
   EXPECT_GE(gate.wait_for_start(b), 0.0);  // a is gone for the policy: b owns the device
   gate.depart(b);

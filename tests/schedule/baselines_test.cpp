@@ -16,7 +16,7 @@ const decision start = decision::start();
 const decision wait = decision::wait_for_event();
 
 void arrive(policy& p, job_id id, double at = 0) {
-  p.on_arrival(job_info{id, "j", at, 0, 10}, at);
+  p.on_arrival(job_info::make(id, "j", at, 10), at);
 }
 
 TEST(Exclusive, RunsJobsOneAtATimeInArrivalOrder) {

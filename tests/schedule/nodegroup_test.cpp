@@ -63,8 +63,8 @@ struct two_jobs {
   /// `final_budget_mib`: the budget changes to it just before the last solo iteration ends.
   explicit two_jobs(std::size_t budget_mib, std::optional<std::size_t> final_budget_mib = {})
       : policy(budget_mib * MiB, {10 * MiB, 4, 2, 2}) {
-    policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
-    policy.on_arrival({1, "b", 0, 0, std::nullopt}, now);
+    policy.on_arrival(job_info::make(0, "a", 0), now);
+    policy.on_arrival(job_info::make(1, "b", 0), now);
     const std::vector<job_id> solo{0, 0, 0, 1, 1, 1};
     for (std::size_t i = 0; i < solo.size(); ++i) {
       const auto job = solo[i];
@@ -133,7 +133,7 @@ TEST(NodeGroup, AJobArrivingMidIterationIsProfiledOnceTheOthersFinishTheirs) {
   double now = run.now;
   ASSERT_EQ(policy.may_start(0, now), start);
   policy.on_iteration_start(0, now);
-  policy.on_arrival({2, "c", now, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(2, "c", now), now);
   // Job 1 may not start a new iteration while the newcomer waits to be profiled.
   EXPECT_EQ(policy.may_start(1, now), start) << "chosen before the newcomer arrived";
   policy.on_iteration_start(1, now);
@@ -159,14 +159,14 @@ TEST(NodeGroup, AJobArrivingMidIterationIsProfiledOnceTheOthersFinishTheirs) {
 TEST(NodeGroup, AJobWhosePlanCannotFitBesideTheOthersRunsAloneRatherThanStarve) {
   nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
   double now = 0;
-  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(0, "a", 0), now);
   for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
   // One iteration whose groups took 20 MiB more: the plan now needs 61 MiB above the idle
   // holding, although the job never held more than 141 MiB in all.
   auto grown = iteration(100, 4);
   for (auto& event : grown.memory) event.held_after += 20 * MiB;
   run_iteration(policy, 0, grown, now);
-  policy.on_arrival({1, "b", now, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(1, "b", now), now);
   // Job 0 was already granted its next iteration; the plan shrinks back by half the excess
   // (51 MiB), then job 1 is profiled alone.
   run_iteration(policy, 0, iteration(100, 4), now);
@@ -203,10 +203,10 @@ TEST(NodeGroup, WhenNothingFitsMidIterationTheLeaderGoesOnAloneRatherThanStall) 
 TEST(NodeGroup, ANewJobIsBuiltOnlyWhileTheOthersLeaveRoomForTheLargestPeakSeen) {
   nodegroup_policy policy(230 * MiB, {10 * MiB, 4, 2, 2});
   double now = 0;
-  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(0, "a", 0), now);
   for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
   // Job 0 holds 100 MiB between iterations and peaked at 141: a newcomer could need as much.
-  policy.on_arrival({1, "b", now, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(1, "b", now), now);
   EXPECT_EQ(policy.may_start(1, now), wait);
   EXPECT_EQ(policy.may_start(0, now), start) << "the newcomer holds nobody up";
   policy.on_iteration_start(0, now);
@@ -217,7 +217,7 @@ TEST(NodeGroup, ANewJobIsBuiltOnlyWhileTheOthersLeaveRoomForTheLargestPeakSeen) 
 TEST(NodeGroup, WithoutMemoryEventsEachIterationIsOneGroup) {
   nodegroup_policy policy(1000 * MiB, {});
   double now = 0;
-  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(0, "a", 0), now);
   auto report = iteration(100, 4);
   report.memory.clear();
   run_iteration(policy, 0, report, now);
@@ -230,7 +230,7 @@ TEST(NodeGroup, WithoutMemoryEventsEachIterationIsOneGroup) {
 TEST(NodeGroup, AChangedAllocationSequenceIsPartitionedAgain) {
   nodegroup_policy policy(1000 * MiB, {});
   double now = 0;
-  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(0, "a", 0), now);
   run_iteration(policy, 0, iteration(100, 4), now);
   run_iteration(policy, 0, iteration(100, 4), now);
   run_iteration(policy, 0, iteration(100, 6), now);
@@ -241,7 +241,7 @@ TEST(NodeGroup, AChangedAllocationSequenceIsPartitionedAgain) {
 TEST(NodeGroup, AGroupThatGrowsIsPlannedLargerAtOnceAndShrinksBackSlowly) {
   nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
   double now = 0;
-  policy.on_arrival({0, "a", 0, 0, std::nullopt}, now);
+  policy.on_arrival(job_info::make(0, "a", 0), now);
   for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
   ASSERT_EQ(policy.planned_needs(0).front().rise, 10 * MiB);
   auto grown = iteration(100, 4);

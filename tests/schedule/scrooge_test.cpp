@@ -207,8 +207,8 @@ iteration_report report_of(double start, double end, const usage_curve& held) {
 
 TEST(Scrooge, TheFirstIterationOfAJobRunsAlone) {
   scrooge_policy policy(1000, {.ramp_start = 1, .ramp_iterations = 0});
-  policy.on_arrival({1, "a", 0, 0, {}}, 0);
-  policy.on_arrival({2, "b", 0, 0, {}}, 0);
+  policy.on_arrival(job_info::make(1, "a", 0), 0);
+  policy.on_arrival(job_info::make(2, "b", 0), 0);
   ASSERT_EQ(policy.may_start(1, 0), decision::start());
   policy.on_iteration_start(1, 0);
   EXPECT_EQ(policy.may_start(2, 0.1), decision::wait_for_event());  // a is profiling
@@ -221,13 +221,13 @@ TEST(Scrooge, TheFirstIterationOfAJobRunsAlone) {
 
 TEST(Scrooge, AJobWaitingToProfileIsNotStarvedByAJobThatKeepsStarting) {
   scrooge_policy policy(1000, {.ramp_start = 1, .ramp_iterations = 0});
-  policy.on_arrival({1, "a", 0, 0, {}}, 0);
+  policy.on_arrival(job_info::make(1, "a", 0), 0);
   ASSERT_EQ(policy.may_start(1, 0), decision::start());
   policy.on_iteration_start(1, 0);
   policy.on_iteration_end(1, report_of(0, 1, pyramid), 1);
   ASSERT_EQ(policy.may_start(1, 1), decision::start());
   policy.on_iteration_start(1, 1);
-  policy.on_arrival({2, "b", 1.5, 0, {}}, 1.5);
+  policy.on_arrival(job_info::make(2, "b", 1.5), 1.5);
   EXPECT_EQ(policy.may_start(2, 1.5), decision::wait_for_event());  // a is mid-iteration
   policy.on_iteration_end(1, report_of(1, 2, pyramid), 2);
   // a asks first (its thread runs on), but b is waiting to profile: a waits for it.
@@ -241,7 +241,7 @@ TEST(Scrooge, ANewJobIsAdmittedOnlyWhenTheResidentJobsLeaveRoomForTheirLargestPe
   const usage_curve heavy = curve(200, {0.0, 0.1, 0.2}, 100, {0.6, 0.7, 0.8}, 100, 1.0);
   scrooge_policy policy(800, {.ramp_start = 1, .ramp_iterations = 0});
   for (job_id job : {1u, 2u}) {
-    policy.on_arrival({job, "resident", 0, 0, {}}, 0);
+    policy.on_arrival(job_info::make(job, "resident", 0), 0);
     ASSERT_EQ(policy.may_start(job, job), decision::start());
     policy.on_iteration_start(job, job);
     policy.on_iteration_end(job, report_of(job, job + 1, heavy), job + 1);
@@ -253,7 +253,7 @@ TEST(Scrooge, ANewJobIsAdmittedOnlyWhenTheResidentJobsLeaveRoomForTheirLargestPe
   // did: the residents waited for it to run alone while it waited for a departure, forever).
   ASSERT_EQ(policy.may_start(2, 4.9), decision::start());
   policy.on_iteration_start(2, 4.9);
-  policy.on_arrival({3, "newcomer", 5, 0, {}}, 5);
+  policy.on_arrival(job_info::make(3, "newcomer", 5), 5);
   EXPECT_EQ(policy.may_start(3, 5), decision::wait_for_event());
   policy.on_iteration_end(2, report_of(4.9, 5.5, heavy), 5.5);
   EXPECT_EQ(policy.may_start(1, 5.5), decision::start());
@@ -265,15 +265,15 @@ TEST(Scrooge, ANewJobIsAdmittedOnlyWhenTheResidentJobsLeaveRoomForTheirLargestPe
   policy.on_iteration_start(3, 6);
   policy.on_iteration_end(3, report_of(6, 7, heavy), 7);
   // Admitted once: later iterations are informed decisions, not admissions.
-  policy.on_arrival({4, "late", 7, 0, {}}, 7);
+  policy.on_arrival(job_info::make(4, "late", 7), 7);
   EXPECT_EQ(policy.may_start(4, 7), decision::wait_for_event());
   EXPECT_EQ(policy.may_start(3, 7), decision::start());
 }
 
 /// Two jobs past profiling, both with the pyramid as their profile.
 void profile_both(scrooge_policy& policy) {
-  policy.on_arrival({1, "a", 0, 0, {}}, 0);
-  policy.on_arrival({2, "b", 0, 0, {}}, 0);
+  policy.on_arrival(job_info::make(1, "a", 0), 0);
+  policy.on_arrival(job_info::make(2, "b", 0), 0);
   for (job_id job : {1u, 2u}) {
     const double t = job;
     ASSERT_EQ(policy.may_start(job, t), decision::start());
@@ -432,7 +432,7 @@ TEST(Scrooge, StatisticsOutliveTheJobAndAddUp) {
 
 TEST(Scrooge, AJobWhosePeakExceedsTheBudgetIsRefusedWithTheNumbers) {
   scrooge_policy policy(400, {.ramp_start = 1, .ramp_iterations = 0});
-  policy.on_arrival({1, "huge", 0, 0, {}}, 0);
+  policy.on_arrival(job_info::make(1, "huge", 0), 0);
   ASSERT_EQ(policy.may_start(1, 0), decision::start());
   policy.on_iteration_start(1, 0);
   policy.on_iteration_end(1, report_of(0, 1, pyramid), 1);  // peak 500

@@ -4,8 +4,9 @@
 //   [device]                       kind, capacity, budget, region_size, copy_bandwidth,
 //                                  budget_schedule = [{ at = "10s", budget = "50%" }, ...]
 //   [policy]                       name, and any option of that policy
-//   [[job]]                        name, model, batch_size, optimizer, learning_rate,
-//                                  iterations | duration, arrival, priority, threads
+//   [[job]]                        name, kind, model, batch_size, optimizer, learning_rate,
+//                                  iterations | duration, arrival, priority, threads;
+//                                  inference jobs: requests | duration, rate, request_seed
 //   [job.model_options]            options of the model (image_side, depth, hidden, ...)
 //
 // parse_workload checks the structure and every value it can judge by itself; names that other
@@ -56,19 +57,28 @@ struct policy_spec {
   std::size_t line = 0;
 };
 
+/// Training runs forward, backward and update steps back to back; inference serves requests,
+/// one forward pass (no gradients) per request, as they arrive.
+enum class job_kind { training, inference };
+
 struct job_spec {
   std::string name;
+  job_kind kind = job_kind::training;
   std::string model;
   option_table model_options;
   std::int64_t batch_size = 0;
   std::string optimizer = "sgd";
   double learning_rate = 0.01;
-  std::optional<std::int64_t> iterations;  ///< exactly one of iterations and duration is set
+  /// Exactly one of iterations and duration is set; an inference job's iterations are its
+  /// requests (the workload key `requests`).
+  std::optional<std::int64_t> iterations;
   std::optional<double> duration_s;
-  double arrival_s = 0;       ///< seconds after the workload starts
-  std::int64_t priority = 0;  ///< higher runs first where a policy uses it
-  std::int64_t threads = 1;   ///< intra-op threads: the job's share of compute
-  std::size_t line = 0;       ///< where the [[job]] table starts
+  double arrival_s = 0;            ///< seconds after the workload starts
+  std::int64_t priority = 0;       ///< higher runs first where a policy uses it
+  std::int64_t threads = 1;        ///< intra-op threads: the job's share of compute
+  double request_rate = 0;         ///< inference: mean requests per second (Poisson arrivals)
+  std::uint64_t request_seed = 0;  ///< inference: seeds the request arrival times
+  std::size_t line = 0;            ///< where the [[job]] table starts
 };
 
 struct workload {

@@ -34,6 +34,12 @@ struct policy_overrides {
 /// file, the line and a fix.
 void validate_policy(const workload& spec, const policy_overrides& overrides);
 
+/// What a policy is told about `job` when it arrives as `id` at `arrival_s`: its counts, kind and
+/// a signature shared by every job with the same model, model options, batch, optimizer and kind.
+/// Used by `tandem run` and `tandem sim` alike.
+[[nodiscard]] schedule::job_info job_info_of(const job_spec& job, schedule::job_id id,
+                                             double arrival_s);
+
 /// "FILE:LINE: message" as a config_error.
 [[noreturn]] void fail_at(const workload& spec, std::size_t line, const std::string& message);
 

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tandem/memory/trace.hpp"
@@ -34,6 +35,15 @@ namespace tandem::schedule {
 
 using memory::job_id;
 
+/// Device memory a job needs, in bytes of regions (what the budget counts): what it holds
+/// between iterations (parameters, optimizer state: Salus's persistent memory) and the most an
+/// iteration takes on top of that (its ephemeral memory, all returned when the iteration ends).
+struct memory_need {
+  std::size_t persistent = 0;
+  std::size_t ephemeral = 0;
+  friend bool operator==(const memory_need&, const memory_need&) = default;
+};
+
 /// What a driver knows about a job when it arrives.
 struct job_info {
   job_id id = 0;
@@ -41,6 +51,26 @@ struct job_info {
   double arrival_s = 0;
   std::int64_t priority = 0;
   std::optional<std::int64_t> iterations;  ///< total, when the job runs a fixed count
+  std::optional<double> duration_s;        ///< total seconds, when the job runs for a time
+  /// Jobs with the same non-empty signature need the same memory (same model and options,
+  /// batch, optimizer and kind), so a policy may reuse what it measured of one for the others.
+  std::string signature;
+  /// An inference job: each "iteration" serves one request (a forward pass). It asks to start
+  /// only when a request is waiting and sits idle, holding its persistent memory, in between.
+  bool inference = false;
+  /// Known in advance (a profile, a test); empty: the policy learns it from iteration reports.
+  std::optional<memory_need> need;
+
+  /// The fields most drivers and tests set; the others keep their defaults.
+  [[nodiscard]] static job_info make(job_id id, std::string name, double arrival_s,
+                                     std::optional<std::int64_t> iterations = std::nullopt) {
+    job_info info;
+    info.id = id;
+    info.name = std::move(name);
+    info.arrival_s = arrival_s;
+    info.iterations = iterations;
+    return info;
+  }
 };
 
 /// Measured by the driver for every iteration.
