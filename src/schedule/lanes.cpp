@@ -36,7 +36,7 @@ std::optional<std::size_t> lane_assignment::admit(job_id job, std::size_t persis
   };
 
   // 1. A lane of its own.
-  if (room(ephemeral)) {
+  if (lanes_.size() < max_lanes_ && room(ephemeral)) {
     const std::size_t id = next_lane_id_++;
     lanes_.push_back({id, ephemeral, lanes_total(), {}});
     return join(id);

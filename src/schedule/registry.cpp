@@ -8,13 +8,15 @@
 #include "tandem/common/units.hpp"
 #include "tandem/schedule/baselines.hpp"
 #include "tandem/schedule/nodegroup.hpp"
+#include "tandem/schedule/salus.hpp"
 #include "tandem/schedule/scrooge.hpp"
 
 namespace tandem::schedule {
 
 const std::vector<std::string>& policy_names() {
-  static const std::vector<std::string> names{"exclusive", "temporal", "spatial",
-                                              "static",    "scrooge",  "nodegroup"};
+  static const std::vector<std::string> names{"exclusive", "temporal",  "spatial", "static",
+                                              "scrooge",   "nodegroup", "fifo",    "srtf",
+                                              "pack",      "fair"};
   return names;
 }
 
@@ -26,7 +28,14 @@ std::vector<std::string> policy_option_names(const std::string& name) {
 }
 
 std::unique_ptr<policy> make_policy(const std::string& name, const policy_context& context) {
-  if (name == "exclusive") return std::make_unique<exclusive_policy>();
+  // Salus's FIFO is the exclusive baseline: jobs in arrival order, one at a time (Salus §5.1).
+  if (name == "exclusive" || name == "fifo") return std::make_unique<exclusive_policy>();
+  if (name == "srtf")
+    return std::make_unique<salus_policy>(context.budget_bytes, salus_discipline::srtf);
+  if (name == "pack")
+    return std::make_unique<salus_policy>(context.budget_bytes, salus_discipline::pack);
+  if (name == "fair")
+    return std::make_unique<salus_policy>(context.budget_bytes, salus_discipline::fair);
   if (name == "temporal") return std::make_unique<temporal_policy>();
   if (name == "spatial") return std::make_unique<spatial_policy>();
   if (name == "scrooge") {

@@ -66,6 +66,20 @@ TEST(Lanes, AJobThatOnlyFitsAnExistingLaneJoinsTheSmallestLargeEnough) {
   EXPECT_TRUE(lanes.safe());
 }
 
+TEST(Lanes, OneLaneAtMostPutsEveryJobInItGrowingItWhenNeeded) {
+  lane_assignment lanes(100 * MiB, 1);
+  ASSERT_EQ(lanes.admit(1, 10 * MiB, 20 * MiB), 0U);
+  // A second lane would fit (10 + 10 + 20 + 10 = 50) but one is the most: it joins lane 0.
+  EXPECT_EQ(lanes.admit(2, 10 * MiB, 10 * MiB), 0U);
+  // Larger than the lane: the lane grows to 40 (30 persistent + 40 <= 100).
+  EXPECT_EQ(lanes.admit(3, 10 * MiB, 40 * MiB), 0U);
+  EXPECT_EQ(view(lanes), (lanes_t{{0, 40, 0, {1, 2, 3}}}));
+  // 40 persistent + 61 > 100: refused, nothing changes.
+  EXPECT_EQ(lanes.admit(4, 10 * MiB, 61 * MiB), std::nullopt);
+  EXPECT_EQ(view(lanes), (lanes_t{{0, 40, 0, {1, 2, 3}}}));
+  EXPECT_TRUE(lanes.safe());
+}
+
 TEST(Lanes, ReorganizingGrowsTheLargestLaneWhenNoLaneIsLargeEnough) {
   lane_assignment lanes(100 * MiB);
   ASSERT_EQ(lanes.admit(1, 10 * MiB, 30 * MiB), 0U);

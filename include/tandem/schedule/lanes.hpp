@@ -10,7 +10,7 @@
 // so each lane can always run one iteration whatever the others do.
 //
 // Admitting a job (persistent P, ephemeral E) tries, in Salus's order (Algorithm 1):
-//   1. a new lane of size E, if that stays safe (most parallelism);
+//   1. a new lane of size E, if that stays safe (most parallelism) and max_lanes allows;
 //   2. else the smallest existing lane of size >= E (best fit), if P alone stays safe;
 //   3. else a reorganization that shrinks the ephemeral region's growth: the job shares one lane
 //      with the m largest lanes merged together, sized to the largest of their sizes and E, for
@@ -38,6 +38,7 @@
 // Every call is O(lanes log lanes + jobs); calls are serialized by the policy driver.
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -57,8 +58,11 @@ class lane_assignment {
  public:
   using job_id = memory::job_id;
 
-  /// `capacity`: bytes for the persistent and the ephemeral region together (C).
-  explicit lane_assignment(std::size_t capacity) : capacity_(capacity) {}
+  /// `capacity`: bytes for the persistent and the ephemeral region together (C). `max_lanes`
+  /// caps how many lanes may exist at once (1: every job shares one lane, as Salus's SRTF does).
+  explicit lane_assignment(std::size_t capacity,
+                           std::size_t max_lanes = std::numeric_limits<std::size_t>::max())
+      : capacity_(capacity), max_lanes_(max_lanes) {}
 
   /// The lane `job` is admitted to, or nullopt when it does not fit now (nothing changes).
   /// Throws config_error when persistent + ephemeral exceed the capacity (it can never run) and
@@ -95,6 +99,7 @@ class lane_assignment {
   void lay_out();
 
   std::size_t capacity_;
+  std::size_t max_lanes_;
   std::size_t persistent_total_ = 0;
   std::size_t next_lane_id_ = 0;
   std::vector<lane> lanes_;  ///< in id order

@@ -141,6 +141,10 @@ class policy {
   /// May `job` start its next iteration at `now_s`?
   [[nodiscard]] virtual decision may_start(job_id job, double now_s) = 0;
 
+  /// Why `job` is waiting, in words a user can act on (for progress lines and logs), when the
+  /// policy holds it back for a reason beyond taking turns; empty otherwise.
+  [[nodiscard]] virtual std::string waiting_reason(job_id /*job*/) const { return {}; }
+
   /// What the policy did for `job`, also after it departed; empty for a policy with nothing
   /// to report. The runtime puts these in the results.
   [[nodiscard]] virtual std::vector<policy_statistic> job_statistics(job_id /*job*/) const {

@@ -1,0 +1,137 @@
+#pragma once
+// Salus's iteration scheduling over GPU lanes (Salus §3-§4): jobs stay resident (their
+// persistent memory never leaves the device, so switching between them copies nothing) and are
+// switched at iteration boundaries; lanes (lanes.hpp) decide which jobs may run at once.
+//
+// One policy, three disciplines (Salus §4; its FIFO is the exclusive baseline, registered as
+// "fifo" too):
+//   srtf  one lane: one iteration at a time over every admitted job, the job with the shortest
+//         remaining time first (iterations left x its measured iteration time, or the time left
+//         of a job that runs for a duration); preemptive at iteration boundaries.
+//   pack  as many lanes as the safety condition allows (Algorithm 1); within a lane the job
+//         admitted first runs until it leaves: makespan, no fairness.
+//   fair  lanes as pack; within a lane the job with the least device time so far goes next,
+//         which equalizes device time among a lane's jobs (Salus §4.3).
+// Inference jobs (job_info::inference) with a waiting request go before training jobs of their
+// lane in every discipline: a request is short and someone waits for it.
+//
+// Memory needs. A job's persistent need P is what it holds after an iteration, its ephemeral need
+// E the most an iteration takes on top (iteration reports: held regions). Salus knows them in
+// advance; here they come from job_info::need, else from an earlier job with the same signature,
+// else from a probe: the job's first iteration (which builds it) runs while no other iteration
+// runs, admitted only while the memory held leaves room for the largest need seen so far (as
+// scrooge admits unbuilt jobs). Needs are updated after every iteration; a job whose iteration
+// outgrew its lane is moved at that boundary.
+//
+// Admission (Salus Algorithm 1) happens at every event: jobs with known needs that are not in a
+// lane are tried in arrival order after lanes are defragmented; one that does not fit waits
+// (waiting_reason says why) and is tried again when memory frees. A job that could never fit
+// (P + E above the budget) is refused with a config_error naming both numbers.
+//
+// The budget stays a hard guarantee even while lanes are being reorganized: an iteration starts
+// only while the persistent memory of every built job, the needs of the iterations running and
+// its own need fit the budget. A built job without a lane (its probe or a grown iteration left it
+// out) runs its iterations alone, so it always finishes.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/schedule/lanes.hpp"
+#include "tandem/schedule/policy.hpp"
+
+namespace tandem::schedule {
+
+enum class salus_discipline { srtf, pack, fair };
+
+/// The registry name of a discipline ("srtf", "pack", "fair").
+[[nodiscard]] std::string_view to_string(salus_discipline discipline);
+
+/// What the policy did for one job.
+struct salus_job_stats {
+  double service_s = 0;              ///< device time: the sum of its iterations' durations
+  std::int64_t preemptions = 0;      ///< boundaries where it wanted to go on but another went
+  std::int64_t solo_iterations = 0;  ///< probes and iterations run alone, outside the lanes
+  std::int64_t lane_moves = 0;       ///< times it was moved to another lane
+};
+
+class salus_policy final : public policy {
+ public:
+  salus_policy(std::size_t budget_bytes, salus_discipline discipline);
+
+  [[nodiscard]] std::string_view name() const override { return to_string(discipline_); }
+  void on_arrival(const job_info& job, double now_s) override;
+  void on_departure(job_id job, double now_s) override;
+  void on_iteration_start(job_id job, double now_s) override;
+  void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
+  void on_budget_change(std::size_t budget_bytes, double now_s) override;
+  [[nodiscard]] decision may_start(job_id job, double now_s) override;
+  [[nodiscard]] std::string waiting_reason(job_id job) const override;
+  [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
+  [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
+
+  /// The lanes as they stand (for tests and reports).
+  [[nodiscard]] const lane_assignment& lanes() const { return lanes_; }
+
+ private:
+  struct job_state {
+    job_info info;
+    std::optional<memory_need> need;  // given, inherited by signature or measured
+    bool measured = false;            // `need` comes from its own iterations
+    bool impossible = false;          // its need exceeds the budget on its own
+    bool built = false;               // has started an iteration: holds its persistent memory
+    bool laned = false;
+    bool running = false;
+    bool solo = false;      // runs (or was let start) alone: a probe or outside the lanes
+    bool asking = false;    // asked since its last iteration ended and has not started
+    bool ran_last = false;  // its iteration ended and it has not started another since
+    double asking_since_s = 0;
+    std::optional<double> first_start_s;
+    std::int64_t iterations_done = 0;
+    double first_iteration_s = 0;
+    double measured_s = 0;  // total duration of its iterations after the first
+    std::string reason;     // why it waits, when it waits for more than its turn
+    salus_job_stats stats;
+  };
+  struct known_kind {  // what a job of a signature was measured to need
+    memory_need need;
+    double iteration_s = 0;
+  };
+
+  job_state& state_of(job_id job, const char* call);
+  [[nodiscard]] static double iteration_s(const job_state& s);
+  [[nodiscard]] double remaining_s(const job_state& s, double now_s) const;
+  [[nodiscard]] bool anyone_running() const;
+  [[nodiscard]] bool someone_solo() const;
+  /// Persistent bytes of the built jobs.
+  [[nodiscard]] std::size_t resident_bytes() const;
+  /// Resident bytes plus the ephemeral needs of the iterations running.
+  [[nodiscard]] std::size_t committed_bytes() const;
+  [[nodiscard]] std::size_t largest_known_need() const;
+  [[nodiscard]] bool fits_now(const job_state& s) const;
+  [[nodiscard]] std::vector<const job_state*> in_arrival_order() const;
+  /// The job that goes next alone (a probe or a built job without a lane), if one may.
+  [[nodiscard]] std::optional<job_id> next_solo() const;
+  /// The member of `l` that goes next by the discipline, among those that want to run.
+  [[nodiscard]] std::optional<job_id> next_in_lane(const lane& l) const;
+  /// Defragments and admits waiting jobs with known needs, in arrival order (Algorithm 1).
+  void admit_waiting(double now_s);
+
+  std::size_t budget_;
+  salus_discipline discipline_;
+  lane_assignment lanes_;
+  std::map<job_id, job_state> jobs_;
+  std::map<std::string, known_kind> by_signature_;
+  std::map<job_id, salus_job_stats> departed_;
+  double now_s_ = 0;  // the latest time the driver passed in
+  std::size_t most_lanes_ = 0;
+  std::int64_t admissions_ = 0;
+  std::int64_t refusals_ = 0;  // asks answered "wait for memory"
+  std::int64_t probes_ = 0;
+  std::int64_t reorganizations_ = 0;
+};
+
+}  // namespace tandem::schedule

@@ -1,0 +1,416 @@
+#include "tandem/schedule/salus.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+
+namespace tandem::schedule {
+
+namespace {
+
+constexpr double unknown_time = std::numeric_limits<double>::infinity();
+
+/// What an iteration report says the job needs: what it held once the iteration was over, and
+/// the most the iteration took on top of that.
+std::optional<memory_need> measured_need(const iteration_report& report) {
+  const usage_curve& held = report.held;
+  if (held.steps.empty() && held.held_at_start == 0) return std::nullopt;  // not measured
+  const std::size_t persistent = held.held_at_end();
+  const std::size_t peak = held.peak();
+  return memory_need{persistent, peak > persistent ? peak - persistent : 0};
+}
+
+memory_need larger_of(const memory_need& a, const memory_need& b) {
+  return {std::max(a.persistent, b.persistent), std::max(a.ephemeral, b.ephemeral)};
+}
+
+}  // namespace
+
+std::string_view to_string(salus_discipline discipline) {
+  switch (discipline) {
+    case salus_discipline::srtf:
+      return "srtf";
+    case salus_discipline::pack:
+      return "pack";
+    case salus_discipline::fair:
+      return "fair";
+  }
+  return "salus";
+}
+
+salus_policy::salus_policy(std::size_t budget_bytes, salus_discipline discipline)
+    : budget_(budget_bytes),
+      discipline_(discipline),
+      lanes_(budget_bytes,
+             discipline == salus_discipline::srtf ? 1 : std::numeric_limits<std::size_t>::max()) {}
+
+salus_policy::job_state& salus_policy::state_of(job_id job, const char* call) {
+  const auto found = jobs_.find(job);
+  TANDEM_EXPECTS(found != jobs_.end(), usage_error,
+                 std::string(name()) + ": " + call + " for job " + std::to_string(job) +
+                     ", which has not arrived or has left");
+  return found->second;
+}
+
+void salus_policy::on_arrival(const job_info& job, double now_s) {
+  TANDEM_EXPECTS(!jobs_.contains(job.id), usage_error,
+                 std::string(name()) + ": job " + std::to_string(job.id) + " arrived twice");
+  now_s_ = now_s;
+  job_state s;
+  s.info = job;
+  s.need = job.need;
+  if (!s.need && !job.signature.empty()) {
+    if (const auto known = by_signature_.find(job.signature); known != by_signature_.end()) {
+      s.need = known->second.need;
+    }
+  }
+  jobs_.emplace(job.id, std::move(s));
+  admit_waiting(now_s);
+}
+
+void salus_policy::on_departure(job_id job, double now_s) {
+  now_s_ = now_s;
+  auto& s = state_of(job, "on_departure");
+  if (s.laned) lanes_.release(job);
+  departed_[job] = s.stats;
+  jobs_.erase(job);
+  admit_waiting(now_s);
+}
+
+void salus_policy::on_iteration_start(job_id job, double now_s) {
+  now_s_ = now_s;
+  auto& s = state_of(job, "on_iteration_start");
+  s.running = true;
+  s.built = true;
+  s.asking = false;
+  s.ran_last = false;
+  if (!s.first_start_s) s.first_start_s = now_s;
+  if (s.solo) {
+    ++s.stats.solo_iterations;
+    if (!s.need) ++probes_;
+  }
+  s.reason.clear();
+}
+
+void salus_policy::on_iteration_end(job_id job, const iteration_report& report, double now_s) {
+  now_s_ = now_s;
+  auto& s = state_of(job, "on_iteration_end");
+  s.running = false;
+  s.solo = false;
+  s.ran_last = true;
+  const double duration = std::max(0.0, report.end_s - report.start_s);
+  s.stats.service_s += duration;
+  ++s.iterations_done;
+  // The first iteration builds the optimizer's state and warms caches: the time per iteration
+  // comes from the later ones once there are any.
+  if (s.iterations_done == 1) {
+    s.first_iteration_s = duration;
+  } else {
+    s.measured_s += duration;
+  }
+  if (const auto need = measured_need(report)) {
+    // The largest seen: an iteration a little larger than the last one must still fit its lane.
+    s.need = s.need && s.measured ? larger_of(*s.need, *need) : *need;
+    s.measured = true;
+  }
+  if (!s.info.signature.empty() && s.need) {
+    auto& known = by_signature_[s.info.signature];
+    known.need = s.measured ? *s.need : known.need;
+    known.iteration_s = iteration_s(s);
+  }
+  if (s.laned && s.need) {
+    const auto lane = lanes_.lane_of(job);
+    const auto& lanes = lanes_.lanes();
+    const auto found = std::find_if(lanes.begin(), lanes.end(),
+                                    [&](const schedule::lane& l) { return l.id == *lane; });
+    if (found != lanes.end() && found->size < s.need->ephemeral) {
+      // It outgrew its lane: admitted again below with its new need, at this boundary.
+      lanes_.release(job);
+      s.laned = false;
+      ++s.stats.lane_moves;
+    }
+  }
+  admit_waiting(now_s);
+}
+
+void salus_policy::on_budget_change(std::size_t budget_bytes, double now_s) {
+  budget_ = budget_bytes;
+  admit_waiting(now_s);
+}
+
+double salus_policy::iteration_s(const job_state& s) {
+  if (s.iterations_done >= 2) return s.measured_s / static_cast<double>(s.iterations_done - 1);
+  if (s.iterations_done == 1) return s.first_iteration_s;
+  return unknown_time;
+}
+
+double salus_policy::remaining_s(const job_state& s, double now_s) const {
+  double per_iteration = iteration_s(s);
+  if (per_iteration == unknown_time && !s.info.signature.empty()) {
+    if (const auto known = by_signature_.find(s.info.signature); known != by_signature_.end()) {
+      per_iteration = known->second.iteration_s;
+    }
+  }
+  double left = unknown_time;
+  if (s.info.iterations && per_iteration != unknown_time) {
+    const auto count = std::max<std::int64_t>(0, *s.info.iterations - s.iterations_done);
+    left = static_cast<double>(count) * per_iteration;
+  }
+  if (s.info.duration_s) {
+    const double elapsed = s.first_start_s ? now_s - *s.first_start_s : 0;
+    left = std::min(left, std::max(0.0, *s.info.duration_s - elapsed));
+  }
+  return left;
+}
+
+bool salus_policy::anyone_running() const {
+  return std::any_of(jobs_.begin(), jobs_.end(),
+                     [](const auto& entry) { return entry.second.running; });
+}
+
+bool salus_policy::someone_solo() const {
+  return std::any_of(jobs_.begin(), jobs_.end(),
+                     [](const auto& entry) { return entry.second.running && entry.second.solo; });
+}
+
+std::size_t salus_policy::resident_bytes() const {
+  std::size_t held = 0;
+  for (const auto& [id, s] : jobs_) {
+    if (s.built && s.need) held += s.need->persistent;
+  }
+  return held;
+}
+
+std::size_t salus_policy::committed_bytes() const {
+  std::size_t committed = resident_bytes();
+  for (const auto& [id, s] : jobs_) {
+    if (s.running && s.need) committed += s.need->ephemeral;
+  }
+  return committed;
+}
+
+std::size_t salus_policy::largest_known_need() const {
+  std::size_t largest = 0;
+  for (const auto& [id, s] : jobs_) {
+    if (s.need) largest = std::max(largest, s.need->persistent + s.need->ephemeral);
+  }
+  for (const auto& [signature, known] : by_signature_) {
+    largest = std::max(largest, known.need.persistent + known.need.ephemeral);
+  }
+  return largest;
+}
+
+bool salus_policy::fits_now(const job_state& s) const {
+  // Its persistent memory counts once it is built; before, its first iteration builds it.
+  std::size_t need = s.need->ephemeral + (s.built ? 0 : s.need->persistent);
+  const std::size_t committed = committed_bytes();
+  return committed <= budget_ && need <= budget_ - committed;
+}
+
+std::vector<const salus_policy::job_state*> salus_policy::in_arrival_order() const {
+  std::vector<const job_state*> order;
+  order.reserve(jobs_.size());
+  for (const auto& [id, s] : jobs_) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const job_state* a, const job_state* b) {
+    return std::tie(a->info.arrival_s, a->info.id) < std::tie(b->info.arrival_s, b->info.id);
+  });
+  return order;
+}
+
+std::optional<job_id> salus_policy::next_solo() const {
+  const std::size_t resident = resident_bytes();
+  for (const job_state* s : in_arrival_order()) {
+    if (s->running || s->laned || !s->asking) continue;
+    if (!s->need) {
+      // A probe: its need is unknown. It may go while the memory held leaves room for the
+      // largest need seen so far (or nothing is held: then it has the whole budget).
+      const std::size_t largest = largest_known_need();
+      if (resident == 0 || (resident <= budget_ && largest <= budget_ - resident))
+        return s->info.id;
+    } else if (s->built) {
+      // Built but without a lane: alone, beside every job's persistent memory.
+      if (resident <= budget_ && s->need->ephemeral <= budget_ - resident) return s->info.id;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<job_id> salus_policy::next_in_lane(const lane& l) const {
+  // Training jobs always want the device (they ask again as soon as an iteration ends); an
+  // inference job only while a request waits.
+  const job_state* request = nullptr;
+  const job_state* best = nullptr;
+  double best_key = 0;
+  for (const auto member : l.jobs) {
+    const auto found = jobs_.find(member);
+    if (found == jobs_.end()) continue;
+    const job_state& s = found->second;
+    if (s.running) continue;
+    if (s.info.inference) {
+      if (s.asking && (request == nullptr || s.asking_since_s < request->asking_since_s)) {
+        request = &s;
+      }
+      continue;
+    }
+    double key = 0;  // pack: the lane's order alone
+    if (discipline_ == salus_discipline::fair) key = s.stats.service_s;
+    if (discipline_ == salus_discipline::srtf) {
+      // A job whose time per iteration nobody has measured runs one iteration first.
+      key = remaining_s(s, now_s_);
+      if (key == unknown_time) key = -1;
+    }
+    if (best == nullptr || key < best_key) {
+      best = &s;
+      best_key = key;
+    }
+  }
+  if (request != nullptr) return request->info.id;
+  if (best != nullptr) return best->info.id;
+  return std::nullopt;
+}
+
+void salus_policy::admit_waiting(double now_s) {
+  // Lane space given up by departures and shrunken needs returns here (auto defragmentation at
+  // an iteration boundary); moving a lane copies nothing, its memory is free between iterations.
+  lanes_.defragment();
+  // Built jobs outside the lanes hold persistent memory that the safety condition must count.
+  std::size_t outside = 0;
+  for (const auto& [id, s] : jobs_) {
+    if (s.built && !s.laned && s.need) outside += s.need->persistent;
+  }
+  lanes_.set_capacity(budget_ > outside ? budget_ - outside : 0);
+  for (const job_state* waiting : in_arrival_order()) {
+    auto& s = jobs_.at(waiting->info.id);
+    if (s.laned || !s.need || s.running) continue;
+    const memory_need need = *s.need;
+    if (need.persistent > budget_ || need.ephemeral > budget_ - need.persistent) {
+      s.impossible = true;
+      continue;
+    }
+    const std::size_t lanes_before = lanes_.lanes().size();
+    // Built jobs' persistent memory is already counted in `outside`: the lanes see it once.
+    if (s.built) lanes_.set_capacity(lanes_.capacity() + need.persistent);
+    const auto lane = lanes_.admit(s.info.id, need.persistent, need.ephemeral);
+    if (lane) {
+      s.laned = true;
+      s.reason.clear();
+      ++admissions_;
+      if (lanes_.lanes().size() < lanes_before) ++reorganizations_;
+      outside -= s.built ? need.persistent : 0;
+      continue;
+    }
+    if (s.built) lanes_.set_capacity(lanes_.capacity() - need.persistent);
+    s.reason = "waiting for memory: needs " + format_bytes(need.persistent) + " persistent + " +
+               format_bytes(need.ephemeral) + " per iteration, while the admitted jobs keep " +
+               format_bytes(lanes_.persistent_total() + outside) + " persistent and " +
+               format_bytes(lanes_.lanes_total()) + " of lanes out of a budget of " +
+               format_bytes(budget_) + "; it is admitted when memory frees";
+  }
+  static_cast<void>(now_s);
+  most_lanes_ = std::max(most_lanes_, lanes_.lanes().size());
+}
+
+decision salus_policy::may_start(job_id job, double now_s) {
+  now_s_ = now_s;
+  auto& s = state_of(job, "may_start");
+  TANDEM_EXPECTS(
+      !s.running, usage_error,
+      std::string(name()) + ": job '" + s.info.name + "' asked to start while its iteration runs");
+  if (s.impossible) {
+    TANDEM_FAIL(config_error,
+                std::string(name()) + ": job '" + s.info.name + "' needs " +
+                    format_bytes(s.need->persistent) + " persistent + " +
+                    format_bytes(s.need->ephemeral) + " per iteration, more than the budget of " +
+                    format_bytes(budget_) +
+                    " on its own; it can never run: raise the budget or shrink the job (a "
+                    "smaller batch or model)");
+  }
+  if (!s.asking) {
+    s.asking = true;
+    s.asking_since_s = now_s;
+  }
+  const auto wait = [&](std::string reason) {
+    if (!reason.empty() || s.laned) s.reason = std::move(reason);
+    return decision::wait_for_event();
+  };
+  if (someone_solo()) return wait(s.laned ? "" : "another job runs alone (measuring its memory)");
+  // Probes and jobs outside the lanes go alone, before anyone starts again: the next boundary
+  // of every lane is theirs (SRTF's preemption of a running job by a newcomer starts here).
+  if (const auto solo = next_solo()) {
+    if (*solo != job) return wait(s.laned ? "" : s.reason);
+    if (anyone_running()) return wait("waits for the running iterations to end to run alone");
+    s.solo = true;
+    return decision::start();
+  }
+  if (!s.laned) {
+    if (!s.need && s.reason.empty()) {
+      s.reason =
+          "waiting for memory: its need is unknown until it runs alone, and the jobs "
+          "resident keep " +
+          format_bytes(resident_bytes()) + " of a budget of " + format_bytes(budget_) +
+          "; it runs when memory frees";
+    }
+    ++refusals_;
+    return decision::wait_for_event();
+  }
+  const auto lane_id = *lanes_.lane_of(job);
+  const auto& lanes = lanes_.lanes();
+  const auto& l = *std::find_if(lanes.begin(), lanes.end(), [&](const schedule::lane& candidate) {
+    return candidate.id == lane_id;
+  });
+  const bool lane_busy = std::any_of(l.jobs.begin(), l.jobs.end(), [&](job_id member) {
+    const auto found = jobs_.find(member);
+    return found != jobs_.end() && found->second.running;
+  });
+  if (lane_busy) return wait("");
+  if (next_in_lane(l) != job) {
+    if (s.ran_last) {
+      ++s.stats.preemptions;
+      s.ran_last = false;
+    }
+    return wait("");
+  }
+  // After a reorganization the iterations of lanes merged away may still run: start only once
+  // everything held and running leaves room (the budget is never promised twice).
+  if (!fits_now(s)) return wait("");
+  return decision::start();
+}
+
+std::string salus_policy::waiting_reason(job_id job) const {
+  const auto found = jobs_.find(job);
+  return found == jobs_.end() ? std::string() : found->second.reason;
+}
+
+std::vector<policy_statistic> salus_policy::job_statistics(job_id job) const {
+  const salus_job_stats* stats = nullptr;
+  if (const auto found = jobs_.find(job); found != jobs_.end()) stats = &found->second.stats;
+  if (const auto found = departed_.find(job); found != departed_.end()) stats = &found->second;
+  if (stats == nullptr) return {};
+  return {{"service_s", stats->service_s},
+          {"preemptions", static_cast<double>(stats->preemptions)},
+          {"solo_iterations", static_cast<double>(stats->solo_iterations)},
+          {"lane_moves", static_cast<double>(stats->lane_moves)}};
+}
+
+std::vector<policy_statistic> salus_policy::system_statistics() const {
+  std::int64_t preemptions = 0;
+  std::int64_t solo = 0;
+  const auto add = [&](const salus_job_stats& stats) {
+    preemptions += stats.preemptions;
+    solo += stats.solo_iterations;
+  };
+  for (const auto& [id, s] : jobs_) add(s.stats);
+  for (const auto& [id, stats] : departed_) add(stats);
+  return {{"lanes_most", static_cast<double>(most_lanes_)},
+          {"admissions", static_cast<double>(admissions_)},
+          {"reorganizations", static_cast<double>(reorganizations_)},
+          {"probes", static_cast<double>(probes_)},
+          {"admission_refusals", static_cast<double>(refusals_)},
+          {"preemptions", static_cast<double>(preemptions)},
+          {"solo_iterations", static_cast<double>(solo)}};
+}
+
+}  // namespace tandem::schedule

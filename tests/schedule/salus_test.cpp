@@ -1,0 +1,366 @@
+// Salus's disciplines (srtf, pack, fair) over lanes: probes, admission, preemption at iteration
+// boundaries, fair device time, and the budget as a randomized property, driven in virtual time
+// by a small driver that follows the policy contract (ask every waiting job after every event).
+
+#include "tandem/schedule/salus.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/schedule/registry.hpp"
+
+namespace tandem::schedule {
+namespace {
+
+/// An iteration from `start_s` to `end_s` that holds `need.persistent` throughout and takes
+/// `need.ephemeral` more while it runs.
+iteration_report report(double start_s, double end_s, memory_need need) {
+  iteration_report r;
+  r.start_s = start_s;
+  r.end_s = end_s;
+  r.peak_bytes = need.persistent + need.ephemeral;
+  r.held.held_at_start = need.persistent;
+  r.held.duration_s = end_s - start_s;
+  const auto e = static_cast<std::int64_t>(need.ephemeral);
+  r.held.steps = {{0, e}, {end_s - start_s, -e}};
+  return r;
+}
+
+job_info known(job_id id, const std::string& name, double at, std::int64_t iterations,
+               memory_need need) {
+  auto info = job_info::make(id, name, at, iterations);
+  info.need = need;
+  return info;
+}
+
+memory_need mib(std::size_t persistent, std::size_t ephemeral) {
+  return {persistent * MiB, ephemeral * MiB};
+}
+
+bool starts(policy& p, job_id job, double now) {
+  if (p.may_start(job, now) != decision::start()) return false;
+  p.on_iteration_start(job, now);
+  return true;
+}
+
+double statistic(const std::vector<policy_statistic>& stats, const std::string& name) {
+  for (const auto& s : stats) {
+    if (s.name == name) return s.value;
+  }
+  ADD_FAILURE() << "no statistic " << name;
+  return -1;
+}
+
+// A job for the virtual-time driver.
+struct test_job {
+  job_id id = 0;
+  double arrival_s = 0;
+  std::int64_t iterations = 1;
+  double iteration_s = 1;
+  memory_need need;
+  bool need_known = true;
+};
+
+struct outcome {
+  std::map<job_id, double> end_s;
+  std::map<job_id, double> first_start_s;
+  std::size_t most_committed = 0;  // built jobs' persistent + running iterations' ephemeral
+  bool stalled = false;
+  std::vector<job_id> starts;  // in order
+};
+
+/// Runs `jobs` to completion (or `until_s`) under `p`, asking every waiting job after every event
+/// as the runtime's gate and the simulator do.
+outcome drive(policy& p, const std::vector<test_job>& jobs, double until_s = 1e9) {
+  outcome out;
+  std::map<job_id, const test_job*> arrived;
+  std::map<job_id, double> running;  // id -> end time
+  std::map<job_id, std::int64_t> done;
+  std::map<job_id, bool> built;
+  std::size_t next_arrival = 0;
+  std::vector<const test_job*> order;
+  for (const auto& j : jobs) order.push_back(&j);
+  std::stable_sort(order.begin(), order.end(), [](const test_job* a, const test_job* b) {
+    return a->arrival_s < b->arrival_s;
+  });
+  double now = 0;
+  for (;;) {
+    for (; next_arrival < order.size() && order[next_arrival]->arrival_s <= now; ++next_arrival) {
+      const test_job& j = *order[next_arrival];
+      auto info = job_info::make(j.id, "job" + std::to_string(j.id), now, j.iterations);
+      if (j.need_known) info.need = j.need;
+      p.on_arrival(info, now);
+      arrived[j.id] = &j;
+    }
+    for (bool started = true; started;) {
+      started = false;
+      for (const auto& [id, j] : arrived) {
+        if (running.contains(id) || !starts(p, id, now)) continue;
+        running[id] = now + j->iteration_s;
+        built[id] = true;
+        out.first_start_s.try_emplace(id, now);
+        out.starts.push_back(id);
+        started = true;
+        std::size_t committed = 0;
+        for (const auto& [other, is_built] : built) committed += arrived[other]->need.persistent;
+        for (const auto& [other, end] : running) committed += arrived[other]->need.ephemeral;
+        out.most_committed = std::max(out.most_committed, committed);
+      }
+    }
+    double next = std::numeric_limits<double>::infinity();
+    if (next_arrival < order.size()) next = order[next_arrival]->arrival_s;
+    for (const auto& [id, end] : running) next = std::min(next, end);
+    if (std::isinf(next)) {
+      out.stalled = !arrived.empty();
+      return out;
+    }
+    if (next > until_s) return out;
+    now = next;
+    for (auto it = running.begin(); it != running.end();) {
+      if (it->second > now) {
+        ++it;
+        continue;
+      }
+      const auto id = it->first;
+      const test_job& j = *arrived[id];
+      p.on_iteration_end(id, report(now - j.iteration_s, now, j.need), now);
+      it = running.erase(it);
+      if (++done[id] == j.iterations) {
+        p.on_departure(id, now);
+        arrived.erase(id);
+        built.erase(id);
+        out.end_s[id] = now;
+      }
+    }
+  }
+}
+
+TEST(Salus, TheRegistryMakesEachDisciplineAndFifoIsTheExclusiveBaseline) {
+  const policy_context context{100 * MiB, 2, {}};
+  for (const std::string name : {"srtf", "pack", "fair"}) {
+    EXPECT_EQ(make_policy(name, context)->name(), name);
+  }
+  EXPECT_EQ(make_policy("fifo", context)->name(), "exclusive");
+}
+
+TEST(Salus, AJobOfUnknownNeedIsMeasuredAloneThenGetsALane) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  p.on_arrival(job_info::make(1, "a", 0, 5), 0);
+  p.on_arrival(job_info::make(2, "b", 0, 5), 0);
+  ASSERT_TRUE(starts(p, 1, 0));  // a probes
+  EXPECT_EQ(p.may_start(2, 0), decision::wait_for_event());
+  EXPECT_NE(p.waiting_reason(2), "");
+  p.on_iteration_end(1, report(0, 1, mib(10, 20)), 1);
+  EXPECT_EQ(p.lanes().lane_of(1), 0U);
+  // b's probe goes before a's next iteration: a waits at the boundary.
+  EXPECT_EQ(p.may_start(1, 1), decision::wait_for_event());
+  ASSERT_TRUE(starts(p, 2, 1));
+  p.on_iteration_end(2, report(1, 2, mib(10, 30)), 2);
+  // Two lanes (10 + 10 + 20 + 30 <= 100): both run at once from now on.
+  EXPECT_EQ(p.lanes().lanes().size(), 2U);
+  EXPECT_TRUE(starts(p, 1, 2));
+  EXPECT_TRUE(starts(p, 2, 2));
+  EXPECT_EQ(statistic(p.system_statistics(), "probes"), 2);
+}
+
+TEST(Salus, AJobWithTheSignatureOfAMeasuredOneNeedsNoProbe) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  auto a = job_info::make(1, "a", 0, 5);
+  a.signature = "mlp b8";
+  p.on_arrival(a, 0);
+  ASSERT_TRUE(starts(p, 1, 0));
+  p.on_iteration_end(1, report(0, 1, mib(10, 20)), 1);
+  auto b = job_info::make(2, "b", 1, 5);
+  b.signature = "mlp b8";
+  p.on_arrival(b, 1);
+  EXPECT_TRUE(p.lanes().lane_of(2).has_value());
+  EXPECT_TRUE(starts(p, 2, 1));
+  EXPECT_TRUE(starts(p, 1, 1));
+  EXPECT_EQ(statistic(p.system_statistics(), "probes"), 1);
+}
+
+TEST(Salus, PackRunsLanesAtOnceAndALanesFirstJobUntilItLeaves) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  p.on_arrival(known(1, "a", 0, 2, mib(10, 40)), 0);
+  p.on_arrival(known(2, "b", 0, 2, mib(10, 30)), 0);
+  // A third lane: 30 + 40 + 30 + 20 = 120 > 100. Best fit: b's lane (30). 30 + 70 <= 100.
+  p.on_arrival(known(3, "c", 0, 2, mib(10, 20)), 0);
+  EXPECT_EQ(p.lanes().lane_of(3), p.lanes().lane_of(2));
+  EXPECT_TRUE(starts(p, 1, 0));
+  EXPECT_TRUE(starts(p, 2, 0));
+  EXPECT_FALSE(starts(p, 3, 0));
+  p.on_iteration_end(2, report(0, 1, mib(10, 30)), 1);
+  // c asks first, but b came first into the lane and keeps it until it leaves.
+  EXPECT_FALSE(starts(p, 3, 1));
+  EXPECT_TRUE(starts(p, 2, 1));
+  p.on_iteration_end(2, report(1, 2, mib(10, 30)), 2);
+  p.on_departure(2, 2);
+  EXPECT_TRUE(starts(p, 3, 2));
+}
+
+TEST(Salus, SrtfPreemptsALongJobForAShorterArrivalAtTheNextIterationBoundary) {
+  salus_policy p(100 * MiB, salus_discipline::srtf);
+  p.on_arrival(known(1, "long", 0, 100, mib(20, 40)), 0);
+  ASSERT_TRUE(starts(p, 1, 0));
+  p.on_iteration_end(1, report(0, 1, mib(20, 40)), 1);
+  ASSERT_TRUE(starts(p, 1, 1));
+  // A short job arrives in the middle of the long one's second iteration: nothing is cut short.
+  p.on_arrival(known(2, "short", 1.5, 5, mib(20, 30)), 1.5);
+  EXPECT_FALSE(starts(p, 2, 1.5));
+  p.on_iteration_end(1, report(1, 2, mib(20, 40)), 2);
+  // At the boundary the newcomer (time per iteration not measured yet) goes first...
+  EXPECT_FALSE(starts(p, 1, 2));
+  ASSERT_TRUE(starts(p, 2, 2));
+  p.on_iteration_end(2, report(2, 2.5, mib(20, 30)), 2.5);
+  // ... and, measured at 0.5 s x 4 left = 2 s against 1 s x 98 left, runs to its end.
+  for (int i = 0; i < 4; ++i) {
+    const double t = 2.5 + 0.5 * i;
+    EXPECT_FALSE(starts(p, 1, t));
+    ASSERT_TRUE(starts(p, 2, t));
+    p.on_iteration_end(2, report(t, t + 0.5, mib(20, 30)), t + 0.5);
+  }
+  p.on_departure(2, 4.5);
+  EXPECT_TRUE(starts(p, 1, 4.5));
+  EXPECT_EQ(statistic(p.job_statistics(1), "preemptions"), 1);
+  EXPECT_EQ(p.lanes().lanes().size(), 1U);
+}
+
+TEST(Salus, SrtfServesTheShortestRemainingFirstOverATrace) {
+  salus_policy p(100 * MiB, salus_discipline::srtf);
+  const auto need = mib(10, 20);
+  const auto out = drive(p, {{1, 0, 50, 1.0, need},
+                             {2, 5.5, 10, 0.5, need},
+                             {3, 6.5, 4, 0.5, need},
+                             {4, 30, 3, 1.0, need}});
+  ASSERT_FALSE(out.stalled);
+  // 3 arrives while 2 runs and is shorter (2 s against 2's 4.5 s left): it finishes first.
+  EXPECT_LT(out.end_s.at(3), out.end_s.at(2));
+  EXPECT_LT(out.end_s.at(2), out.end_s.at(1));
+  EXPECT_LT(out.end_s.at(4), out.end_s.at(1));
+  // One iteration at a time: the total is the sum of the work.
+  EXPECT_DOUBLE_EQ(out.end_s.at(1), 50 + 5 + 2 + 3);
+}
+
+TEST(Salus, FairEqualizesDeviceTimeAmongTheJobsOfALane) {
+  salus_policy p(100 * MiB, salus_discipline::fair);
+  // Each ephemeral need is 60: one lane only (10 + 10 + 60 + 60 > 100), shared by all three.
+  const auto need = mib(10, 60);
+  const auto out =
+      drive(p, {{1, 0, 1000, 1.0, need}, {2, 0, 1000, 0.5, need}, {3, 0, 1000, 0.25, need}}, 60);
+  ASSERT_EQ(p.lanes().lanes().size(), 1U);
+  const double a = statistic(p.job_statistics(1), "service_s");
+  const double b = statistic(p.job_statistics(2), "service_s");
+  const double c = statistic(p.job_statistics(3), "service_s");
+  EXPECT_GT(a + b + c, 58);
+  // Within one iteration of the longest job: whoever is behind goes next.
+  EXPECT_NEAR(a, b, 1.0);
+  EXPECT_NEAR(b, c, 1.0);
+  EXPECT_NEAR(a, c, 1.0);
+}
+
+TEST(Salus, AdmissionRefusesAJobWhosePersistentMemoryCannotFitAndAdmitsItWhenMemoryFrees) {
+  for (const auto discipline :
+       {salus_discipline::srtf, salus_discipline::pack, salus_discipline::fair}) {
+    salus_policy p(100 * MiB, discipline);
+    p.on_arrival(known(1, "big", 0, 10, mib(60, 20)), 0);
+    ASSERT_TRUE(starts(p, 1, 0));
+    // 60 + 30 persistent + 20 for the lane = 110 > 100: not even sharing a lane is safe.
+    p.on_arrival(known(2, "late", 0.5, 10, mib(30, 20)), 0.5);
+    EXPECT_EQ(p.may_start(2, 0.5), decision::wait_for_event());
+    const std::string reason = p.waiting_reason(2);
+    EXPECT_NE(reason.find("waiting for memory"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("30.00 MiB persistent"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("admitted when memory frees"), std::string::npos) << reason;
+    EXPECT_FALSE(p.lanes().lane_of(2).has_value());
+    p.on_iteration_end(1, report(0, 1, mib(60, 20)), 1);
+    p.on_departure(1, 1);
+    EXPECT_TRUE(p.lanes().lane_of(2).has_value());
+    EXPECT_EQ(p.waiting_reason(2), "");
+    EXPECT_TRUE(starts(p, 2, 1));
+  }
+}
+
+TEST(Salus, AJobThatCanNeverFitIsRefusedWithBothNumbers) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  p.on_arrival(known(1, "huge", 0, 1, mib(80, 30)), 0);
+  try {
+    static_cast<void>(p.may_start(1, 0));
+    FAIL() << "expected a config_error";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("80.00 MiB persistent + 30.00 MiB"), std::string::npos) << message;
+    EXPECT_NE(message.find("raise the budget"), std::string::npos) << message;
+  }
+}
+
+TEST(Salus, AnIterationThatOutgrowsItsLaneMovesAtItsBoundary) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  p.on_arrival(known(1, "a", 0, 10, mib(10, 20)), 0);
+  p.on_arrival(known(2, "b", 0, 10, mib(10, 20)), 0);
+  ASSERT_TRUE(starts(p, 1, 0));
+  ASSERT_TRUE(starts(p, 2, 0));
+  // a took 50, not 20: it leaves its lane for one of 50 (20 + 20 + 50 <= 100).
+  p.on_iteration_end(1, report(0, 1, mib(10, 50)), 1);
+  EXPECT_EQ(statistic(p.job_statistics(1), "lane_moves"), 1);
+  ASSERT_TRUE(p.lanes().lane_of(1).has_value());
+  EXPECT_GE(p.lanes().lanes().size(), 2U);
+  EXPECT_TRUE(p.lanes().safe());
+}
+
+TEST(Salus, AnInferenceRequestGoesBeforeTrainingInItsLane) {
+  salus_policy p(90 * MiB, salus_discipline::pack);
+  p.on_arrival(known(1, "train", 0, 10, mib(10, 60)), 0);
+  auto serve = known(2, "serve", 0, 10, mib(10, 20));
+  serve.inference = true;
+  p.on_arrival(serve, 0);  // 20 + 60 + 20 > 90: it shares the training job's lane
+  ASSERT_EQ(p.lanes().lane_of(1), p.lanes().lane_of(2));
+  ASSERT_TRUE(starts(p, 1, 0));
+  EXPECT_FALSE(starts(p, 2, 0.1));  // a request waits for the running iteration
+  p.on_iteration_end(1, report(0, 1, mib(10, 60)), 1);
+  EXPECT_FALSE(starts(p, 1, 1));
+  ASSERT_TRUE(starts(p, 2, 1));
+  p.on_iteration_end(2, report(1, 1.1, mib(10, 20)), 1.1);
+  // No request waits: the idle inference job does not hold the lane.
+  EXPECT_TRUE(starts(p, 1, 1.1));
+}
+
+TEST(Salus, RandomTracesNeverPromiseTheBudgetTwiceAndEveryJobFinishes) {
+  std::mt19937_64 random(7);
+  for (int trial = 0; trial < 150; ++trial) {
+    const auto discipline = static_cast<salus_discipline>(trial % 3);
+    const std::size_t budget = 256 * MiB;
+    std::vector<test_job> jobs;
+    const int count = 2 + static_cast<int>(random() % 10);
+    double at = 0;
+    for (int i = 0; i < count; ++i) {
+      std::uniform_int_distribution<std::size_t> persistent(1, 60);
+      std::uniform_int_distribution<std::size_t> ephemeral(1, 150);
+      at += std::uniform_real_distribution<double>(0, 3)(random);
+      test_job j;
+      j.id = static_cast<job_id>(i + 1);
+      j.arrival_s = at;
+      j.iterations = 1 + static_cast<std::int64_t>(random() % 12);
+      j.iteration_s = std::uniform_real_distribution<double>(0.1, 1.5)(random);
+      j.need = mib(persistent(random), ephemeral(random));
+      jobs.push_back(j);
+    }
+    salus_policy p(budget, discipline);
+    const auto out = drive(p, jobs);
+    ASSERT_FALSE(out.stalled) << "trial " << trial;
+    EXPECT_EQ(out.end_s.size(), jobs.size()) << "trial " << trial;
+    EXPECT_LE(out.most_committed, budget) << "trial " << trial;
+    EXPECT_TRUE(p.lanes().lanes().empty() || p.lanes().safe()) << "trial " << trial;
+  }
+}
+
+}  // namespace
+}  // namespace tandem::schedule
