@@ -58,6 +58,7 @@ std::string per_job_ratios(const runtime::run_result& result,
 void print_comparison(const std::vector<comparison_row>& rows, std::ostream& out) {
   out << std::left << std::setw(7) << "batch" << std::setw(11) << "policy" << std::right
       << std::setw(12) << "samples/s" << std::setw(9) << "ratio" << std::setw(12) << "makespan"
+      << std::setw(12) << "avg queue" << std::setw(12) << "avg JCT" << std::setw(12) << "95% JCT"
       << std::setw(13) << "peak held" << std::setw(8) << "failed"
       << (rows.front().result.jobs.size() <= max_jobs_listed ? "  per job (samples/s ratio)" : "")
       << '\n';
@@ -73,12 +74,15 @@ void print_comparison(const std::vector<comparison_row>& rows, std::ostream& out
     std::ostringstream ratio;
     ratio << std::fixed << std::setprecision(2)
           << (base > 0 ? row.result.aggregate_samples_per_s / base : 0) << 'x';
+    // Salus Table 2's figures over the completed jobs.
+    const auto completion = runtime::completion_metrics_of(row.result);
     out << std::left << std::setw(7) << row.batch << std::setw(11) << row.policy << std::right
         << std::fixed << std::setprecision(1) << std::setw(12) << row.result.aggregate_samples_per_s
         << std::setw(9) << ratio.str() << std::setprecision(2) << std::setw(11)
-        << row.result.makespan_s << 's' << std::setw(13)
-        << format_bytes(row.result.peak_reserved_bytes) << std::setw(8) << row.result.failed_jobs()
-        << per_job_ratios(row.result, *reference) << '\n';
+        << row.result.makespan_s << 's' << std::setw(11) << completion.mean_queuing_s << 's'
+        << std::setw(11) << completion.mean_jct_s << 's' << std::setw(11) << completion.p95_jct_s
+        << 's' << std::setw(13) << format_bytes(row.result.peak_reserved_bytes) << std::setw(8)
+        << row.result.failed_jobs() << per_job_ratios(row.result, *reference) << '\n';
   }
 }
 

@@ -44,7 +44,7 @@ void policy_gate::depart(memory::job_id job, const std::function<void()>& releas
   }
   policy_.on_departure(job, now());
   apply_limits_locked();
-  notify_locked();
+  notify_locked(job);
   if (release_failure) std::rethrow_exception(release_failure);
 }
 
@@ -62,7 +62,7 @@ double policy_gate::wait_for_start(memory::job_id job) {
                  "job " + std::to_string(job) + " asked to start before it arrived");
   return wait_locked(
       lock, job, [&] { return policy_.may_start(job, now()); },
-      [&] { policy_.on_iteration_start(job, now()); });
+      [&] { policy_.on_iteration_start(job, now()); }, true);
 }
 
 double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
@@ -74,7 +74,7 @@ double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
   notify_locked();
   return wait_locked(
       lock, job, [&] { return policy_.may_enter_group(job, group, now()); },
-      [&] { policy_.on_group_start(job, group, now()); });
+      [&] { policy_.on_group_start(job, group, now()); }, false);
 }
 
 std::vector<std::size_t> policy_gate::group_boundaries(memory::job_id job) {
@@ -84,13 +84,19 @@ std::vector<std::size_t> policy_gate::group_boundaries(memory::job_id job) {
 
 double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_id job,
                                 const std::function<decision()>& ask,
-                                const std::function<void()>& started) {
+                                const std::function<void()>& started, bool iteration) {
   const double asked_at = now();
+  bool woken_by_event = false;  // a wait ended because something happened
   for (;;) {
     if (!closed_.empty()) throw gate_closed(closed_);
     const auto verdict = ask();
     const auto seen = generation_;
     if (verdict.what == decision::verdict::start) {
+      if (iteration && woken_by_event && latest_.generation == generation_ && latest_.switch_from &&
+          *latest_.switch_from != job && !latest_.counted) {
+        switch_samples_.push_back(now() - latest_.at_s);
+        latest_.counted = true;
+      }
       started();
       // A start is an event too: a policy may make others wait for it.
       notify_locked();
@@ -101,6 +107,7 @@ double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_
       changed_.wait_until(lock, to_time_point(verdict.until_s),
                           [&] { return generation_ != seen || !closed_.empty(); });
       --timed_waiters_;
+      woken_by_event = woken_by_event || generation_ != seen;
       continue;
     }
     waiting_for_event_[job] = seen;
@@ -115,13 +122,14 @@ double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_
     }
     changed_.wait(lock, [&] { return generation_ != seen || !closed_.empty(); });
     waiting_for_event_.erase(job);
+    woken_by_event = woken_by_event || generation_ != seen;
   }
 }
 
 void policy_gate::finish_iteration(memory::job_id job, const schedule::iteration_report& report) {
   std::lock_guard lock(mutex_);
   policy_.on_iteration_end(job, report, now());
-  notify_locked();
+  notify_locked(job);
 }
 
 void policy_gate::close(const std::string& reason) {
@@ -130,8 +138,23 @@ void policy_gate::close(const std::string& reason) {
   changed_.notify_all();
 }
 
-void policy_gate::notify_locked() {
+std::vector<double> policy_gate::switch_samples() const {
+  std::lock_guard lock(mutex_);
+  return switch_samples_;
+}
+
+std::string policy_gate::waiting_reason(memory::job_id job) const {
+  std::lock_guard lock(mutex_);
+  return present_.contains(job) ? policy_.waiting_reason(job) : std::string();
+}
+
+latency_summary policy_gate::switch_latency() const {
+  return summarize_latencies(switch_samples());
+}
+
+void policy_gate::notify_locked(std::optional<memory::job_id> switch_from) {
   ++generation_;
+  latest_ = {generation_, now(), switch_from, false};
   changed_.notify_all();
 }
 

@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
+#include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 
 namespace tandem::runtime {
@@ -19,6 +22,57 @@ const char* to_string(job_status status) {
   return status == job_status::completed ? "completed" : "failed";
 }
 
+const char* to_string(job_kind kind) {
+  return kind == job_kind::training ? "training" : "inference";
+}
+
+double percentile(std::vector<double> values, double p) {
+  TANDEM_EXPECTS(!values.empty(), usage_error, "the percentile of no values is undefined");
+  TANDEM_EXPECTS(p >= 0 && p <= 100, usage_error,
+                 "a percentile must be between 0 and 100, not " + std::to_string(p));
+  // p * n / 100 rather than p / 100 * n: exact for whole percentiles, so that the 95th of 20
+  // values is the 19th, not the 20th after rounding up 19.000000000000004.
+  const double rank = std::ceil(p * static_cast<double>(values.size()) / 100);
+  const auto index = rank < 1 ? std::size_t{0} : static_cast<std::size_t>(rank) - 1;
+  const auto nth = values.begin() + static_cast<std::ptrdiff_t>(std::min(index, values.size() - 1));
+  std::nth_element(values.begin(), nth, values.end());
+  return *nth;
+}
+
+latency_summary summarize_latencies(std::vector<double> values) {
+  latency_summary summary;
+  if (values.empty()) return summary;
+  std::sort(values.begin(), values.end());
+  summary.count = values.size();
+  summary.mean_s =
+      std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  summary.p50_s = percentile(values, 50);
+  summary.p95_s = percentile(values, 95);
+  summary.p99_s = percentile(values, 99);
+  summary.max_s = values.back();
+  return summary;
+}
+
+completion_metrics completion_metrics_of(const run_result& run) {
+  completion_metrics metrics;
+  std::vector<double> completion_times;
+  double queuing = 0;
+  for (const auto& job : run.jobs) {
+    if (job.kind != job_kind::training || job.status != job_status::completed) continue;
+    // Never below 0: the parts are separate clock readings.
+    queuing += std::max(0.0, job.first_start_s - job.setup_s - job.arrival_s);
+    completion_times.push_back(job.end_s - job.arrival_s);
+  }
+  if (completion_times.empty()) return metrics;
+  metrics.jobs = completion_times.size();
+  const auto count = static_cast<double>(metrics.jobs);
+  metrics.mean_queuing_s = queuing / count;
+  metrics.mean_jct_s =
+      std::accumulate(completion_times.begin(), completion_times.end(), 0.0) / count;
+  metrics.p95_jct_s = percentile(std::move(completion_times), 95);
+  return metrics;
+}
+
 namespace {
 
 nlohmann::json optional_number(const std::optional<double>& value) {
@@ -31,6 +85,17 @@ nlohmann::json to_json(const std::vector<schedule::policy_statistic>& statistics
   return object;
 }
 
+/// A summary as an object whose count is under `count_key`; its times are null when it counts
+/// nothing (never a made-up number).
+nlohmann::json to_json(const latency_summary& summary, const char* count_key) {
+  const auto time = [&](double seconds) {
+    return summary.count == 0 ? nlohmann::json(nullptr) : nlohmann::json(seconds);
+  };
+  return {{count_key, summary.count},     {"mean_s", time(summary.mean_s)},
+          {"p50_s", time(summary.p50_s)}, {"p95_s", time(summary.p95_s)},
+          {"p99_s", time(summary.p99_s)}, {"max_s", time(summary.max_s)}};
+}
+
 nlohmann::json to_json(const job_result& job) {
   nlohmann::json iterations = nlohmann::json::array();
   for (const auto& it : job.iteration_log) {
@@ -40,6 +105,7 @@ nlohmann::json to_json(const job_result& job) {
                           {"peak_bytes", it.peak_bytes}});
   }
   return {{"name", job.name},
+          {"kind", to_string(job.kind)},
           {"model", job.model},
           {"batch_size", job.batch_size},
           {"threads", job.threads},
@@ -60,7 +126,8 @@ nlohmann::json to_json(const job_result& job) {
           {"first_loss", optional_number(job.first_loss)},
           {"last_loss", optional_number(job.last_loss)},
           {"iteration_log", iterations},
-          {"policy_stats", to_json(job.policy_stats)}};
+          {"policy_stats", to_json(job.policy_stats)},
+          {"latency", job.latency ? to_json(*job.latency, "requests") : nlohmann::json(nullptr)}};
 }
 
 std::string statistics_text(const std::vector<schedule::policy_statistic>& statistics) {
@@ -81,6 +148,7 @@ std::string statistics_text(const std::vector<schedule::policy_statistic>& stati
 }
 
 std::string loss_text(const job_result& job) {
+  if (job.kind == job_kind::inference) return "(inference)";
   if (!job.first_loss || !job.last_loss) return "-";
   return fmt::format("{:.3f} -> {:.3f}", *job.first_loss, *job.last_loss);
 }
@@ -94,6 +162,10 @@ void write_json(const run_result& result, std::ostream& out) {
   for (const auto& change : result.budget_changes) {
     changes.push_back({{"at_s", change.at_s}, {"bytes", change.bytes}});
   }
+  const auto completion = completion_metrics_of(result);
+  const auto completion_time = [&](double seconds) {
+    return completion.jobs == 0 ? nlohmann::json(nullptr) : nlohmann::json(seconds);
+  };
   const nlohmann::json document{{"schema_version", results_schema_version},
                                 {"workload", result.workload},
                                 {"policy", result.policy},
@@ -106,6 +178,11 @@ void write_json(const run_result& result, std::ostream& out) {
                                 {"peak_live_bytes", result.peak_live_bytes},
                                 {"peak_reserved_bytes", result.peak_reserved_bytes},
                                 {"failed_jobs", result.failed_jobs()},
+                                {"completed_training_jobs", completion.jobs},
+                                {"mean_queuing_s", completion_time(completion.mean_queuing_s)},
+                                {"mean_jct_s", completion_time(completion.mean_jct_s)},
+                                {"p95_jct_s", completion_time(completion.p95_jct_s)},
+                                {"switches", to_json(result.switches, "count")},
                                 {"policy_stats", to_json(result.policy_stats)},
                                 {"jobs", jobs}};
   out << document.dump(2) << '\n';
@@ -121,6 +198,19 @@ void print_table(const run_result& result, std::ostream& out) {
         to_string(job.status), job.iterations, job.iterations_per_s, job.samples_per_s, job.end_s,
         job.wait_s, format_bytes(job.peak_live_bytes), format_bytes(job.peak_reserved_bytes),
         loss_text(job));
+  }
+  const bool serves = std::any_of(result.jobs.begin(), result.jobs.end(),
+                                  [](const auto& job) { return job.kind == job_kind::inference; });
+  if (serves) {
+    out << fmt::format("{:<14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "inference", "requests",
+                       "mean ms", "p50 ms", "p95 ms", "p99 ms", "max ms");
+    for (const auto& job : result.jobs) {
+      if (job.kind != job_kind::inference) continue;
+      const auto latency = job.latency.value_or(latency_summary{});
+      out << fmt::format("{:<14} {:>9} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n", job.name,
+                         latency.count, latency.mean_s * 1e3, latency.p50_s * 1e3,
+                         latency.p95_s * 1e3, latency.p99_s * 1e3, latency.max_s * 1e3);
+    }
   }
   if (!result.budget_changes.empty()) {
     out << "budget: " << format_bytes(result.budget_bytes);
@@ -148,6 +238,20 @@ void print_table(const run_result& result, std::ostream& out) {
       result.policy, result.makespan_s, result.aggregate_samples_per_s,
       format_bytes(result.peak_reserved_bytes), format_bytes(result.budget_bytes),
       format_bytes(result.peak_live_bytes), result.failed_jobs(), result.jobs.size());
+  const auto completion = completion_metrics_of(result);
+  if (completion.jobs > 0) {
+    out << fmt::format(
+        "        {} training job{} completed: mean queuing {:.2f} s, mean JCT {:.2f} s, p95 JCT "
+        "{:.2f} s\n",
+        completion.jobs, completion.jobs == 1 ? "" : "s", completion.mean_queuing_s,
+        completion.mean_jct_s, completion.p95_jct_s);
+  }
+  if (result.switches.count > 0) {
+    out << fmt::format("        {} job switch{}: p50 {:.3f} ms, p95 {:.3f} ms, max {:.3f} ms\n",
+                       result.switches.count, result.switches.count == 1 ? "" : "es",
+                       result.switches.p50_s * 1e3, result.switches.p95_s * 1e3,
+                       result.switches.max_s * 1e3);
+  }
 }
 
 }  // namespace tandem::runtime

@@ -1,6 +1,7 @@
 #include "tandem/runtime/session.hpp"
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <iomanip>
@@ -116,8 +117,8 @@ class progress_printer {
   }
 
   void print() {
-    static constexpr std::array<const char*, 6> phases{"pending",  "waiting",   "setup",
-                                                       "training", "completed", "failed"};
+    static constexpr std::array<const char*, 8> phases{
+        "pending", "waiting", "setup", "training", "serving", "idle", "completed", "failed"};
     std::ostringstream line;
     line << '[' << std::fixed << std::setprecision(1) << std::setw(7) << gate_.now() << " s]";
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
@@ -130,6 +131,14 @@ class progress_printer {
           id >= 0 ? monitor_.current(static_cast<memory::job_id>(id)).live_bytes : 0;
       line << "  " << jobs_[j].name << ": " << phases[static_cast<std::size_t>(p.now.load())] << ' '
            << iterations << total << " it, " << format_bytes(live);
+    }
+    // What a waiting job waits for, when the policy says (Salus's admission): on lines of their
+    // own, so that the progress line stays readable.
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      const auto id = progress_[j].job.load();
+      if (id < 0 || progress_[j].now.load() != job_progress::phase::waiting) continue;
+      const auto reason = gate_.waiting_reason(static_cast<memory::job_id>(id));
+      if (!reason.empty()) line << "\n           " << jobs_[j].name << ": " << reason;
     }
     *options_.progress << line.str() << std::endl;
   }
@@ -267,6 +276,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
       results[j].policy_stats = policy->job_statistics(static_cast<schedule::job_id>(id));
   }
   run.policy_stats = policy->system_statistics();
+  run.switches = gate.switch_latency();
   run.jobs = std::move(results);
   run.budget_changes = std::move(budget_changes);
   return run;

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <string_view>
+#include <thread>
 
 #include "tandem/common/error.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
@@ -72,6 +74,35 @@ class trainer {
   const job_spec& spec_;
   std::unique_ptr<models::model> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::uint64_t batch_seed_;
+};
+
+/// An inference job's model: forward passes without gradients, the module in eval mode (batch
+/// norm uses its running statistics, dropout is off).
+class server {
+ public:
+  server(const job_spec& spec, const models::model_options& options)
+      : spec_(spec),
+        model_(models::make_model(spec.model, options)),
+        batch_seed_(options.seed * 1'000'003u) {
+    model_->module().eval();
+  }
+
+  /// One forward pass of a batch of the model's synthetic inputs, seeded by `request` (0: the
+  /// warm-up). Its activations are per-request memory, all freed when it returns.
+  void serve(std::int64_t request) {
+    torch::NoGradGuard no_grad;
+    torch_support::kind_scope forward(alloc_kind::feature_map);
+    const auto batch =
+        model_->make_batch(spec_.batch_size, batch_seed_ + static_cast<std::uint64_t>(request));
+    // The response goes back to the host: nothing to do on the CPU, where the pass ran on this
+    // thread; on a device that queues work, this waits for it, so the latency covers it.
+    static_cast<void>(model_->forward(batch.input).cpu());
+  }
+
+ private:
+  const job_spec& spec_;
+  std::unique_ptr<models::model> model_;
   std::uint64_t batch_seed_;
 };
 
@@ -158,7 +189,11 @@ thread_local operation_recorder* operation_recorder::active_ = nullptr;
 /// run for a duration has no known last iteration, so each of its iterations records.
 bool records_operations(const job_spec& spec, std::int64_t iteration,
                         const memory_monitor& monitor) {
-  return monitor.records_allocations() && (!spec.iterations || iteration + 1 == *spec.iterations);
+  if (!monitor.records_allocations()) return false;
+  if (!spec.iterations) return true;
+  // An inference job's iteration 0 is its warm-up: request k is iteration k.
+  const auto last = spec.kind == job_kind::inference ? *spec.iterations : *spec.iterations - 1;
+  return iteration == last;
 }
 
 /// Waits at the policy's group boundaries (Waterwave's NodeGroup): counts the job thread's
@@ -208,6 +243,160 @@ class group_gate final : public torch_support::allocation_hook {
   double waited_s_ = 0;
 };
 
+/// Runs and measures one iteration of a job (a training step, a warm-up, a request): the
+/// memory window, the operations, the classifier, the group gating and the report. Both kinds
+/// of job go through it, so a policy sees their iterations measured the same way.
+class iteration_runner {
+ public:
+  /// `classifier`: the one the job's binding uses, or nullptr when it uses none.
+  iteration_runner(const job_spec& spec, memory::job_id id, training_context& context,
+                   memory::tensor_classifier* classifier, group_gate& groups, job_result& result)
+      : spec_(spec),
+        id_(id),
+        context_(context),
+        classifier_(classifier),
+        groups_(groups),
+        result_(result) {}
+
+  /// Runs `step` as iteration `iteration`, started (let start by the gate) at `start_s`.
+  template <typename Step>
+  schedule::iteration_report run(std::int64_t iteration, double start_s, Step&& step) {
+    context_.monitor.restart_peak_window(id_);
+    // Made right after the window starts: operation times share the allocations' origin
+    // (to a few microseconds).
+    std::optional<operation_recorder> recorder;
+    if (records_operations(spec_, iteration, context_.monitor)) recorder.emplace();
+    // The first iteration is not shown to the classifier: it alone makes the optimizer's state
+    // (and whatever libtorch builds lazily on a first pass), so its allocation sequence matches
+    // no later one (learned from it, Adam's later temporaries would take the state's positions
+    // and sizes, and be tagged persistent). The second learns; the later ones get the learned
+    // kinds.
+    const bool classified = classifier_ != nullptr && iteration > 0;
+    if (classified) classifier_->begin_iteration();
+    groups_.begin_iteration();
+    std::forward<Step>(step)();
+    auto operations = recorder ? recorder->take() : std::vector<operation_record>{};
+    recorder.reset();
+    if (classified) classifier_->end_iteration();
+    // A gated job's last group ends here: its frees must reach the others as at every
+    // boundary. Otherwise what is already complete is enough.
+    if (groups_.end_iteration()) {
+      context_.pool.synchronize(id_);
+    } else {
+      context_.pool.poll(id_);
+    }
+    auto measured = context_.monitor.restart_window(id_);
+    schedule::iteration_report report{start_s, context_.gate.now(), measured.peak_live_bytes,
+                                      std::move(measured.held), std::move(measured.memory)};
+    if (context_.monitor.records_allocations()) {
+      result_.last_iteration =
+          iteration_detail{std::move(measured.allocations), report.held, std::move(operations)};
+    }
+    return report;
+  }
+
+ private:
+  const job_spec& spec_;
+  memory::job_id id_;
+  training_context& context_;
+  memory::tensor_classifier* classifier_;
+  group_gate& groups_;
+  job_result& result_;
+};
+
+/// What the job holds between iterations: its weights, buffers and optimizer state.
+std::size_t persistent_bytes(memory::device_pool& pool, memory::job_id id) {
+  return pool.stats(id).by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
+}
+
+bool finished(const job_spec& spec, const job_result& result, double now_s) {
+  if (spec.iterations)
+    return static_cast<std::int64_t>(result.iteration_log.size()) >= *spec.iterations;
+  return now_s - result.first_start_s >= spec.duration_s.value_or(0);
+}
+
+/// A training job's loop: forward, backward and update, back to back as the policy allows.
+void train_iterations(const job_spec& spec, const models::model_options& model_options,
+                      memory::job_id id, training_context& context, iteration_runner& runner,
+                      job_progress& progress, job_result& result) {
+  auto& gate = context.gate;
+  std::unique_ptr<trainer> job;
+  for (;;) {
+    progress.now = phase::waiting;
+    result.wait_s += gate.wait_for_start(id);
+    double start_s = gate.now();
+    if (!job) {
+      // Built inside the first grant, so that a policy that runs one job at a time does
+      // not hold a waiting job's weights in memory.
+      progress.now = phase::setup;
+      torch_support::kind_scope persistent(alloc_kind::persistent);
+      job = std::make_unique<trainer>(spec, model_options);
+      result.setup_s = gate.now() - start_s;
+      start_s = gate.now();
+      result.first_start_s = start_s;
+    }
+    progress.now = phase::training;
+    const auto iteration = static_cast<std::int64_t>(result.iteration_log.size());
+    double loss = 0;
+    const auto report = runner.run(iteration, start_s, [&] { loss = job->step(iteration); });
+    result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
+    progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
+    gate.finish_iteration(id, report);
+    if (finished(spec, result, report.end_s)) break;
+  }
+  result.persistent_bytes = persistent_bytes(context.pool, id);
+}
+
+/// An inference job's life: built on its first grant, one warm-up pass (its iteration 0,
+/// reported like any iteration, so that a policy learns its memory), then live: requests arrive
+/// as a Poisson process (exponential gaps at the job's rate, from its request seed), each served
+/// by one forward pass once the policy lets it start. Requests queue in order behind a slow one.
+/// It ends after its requests, or when the next would arrive after its duration since going
+/// live.
+void serve_requests(const job_spec& spec, const models::model_options& model_options,
+                    memory::job_id id, training_context& context, iteration_runner& runner,
+                    job_progress& progress, job_result& result) {
+  auto& gate = context.gate;
+  progress.now = phase::waiting;
+  result.wait_s += gate.wait_for_start(id);
+  double start_s = gate.now();
+  progress.now = phase::setup;
+  std::unique_ptr<server> model;
+  {
+    // Built inside the first grant, as a training job is.
+    torch_support::kind_scope persistent(alloc_kind::persistent);
+    model = std::make_unique<server>(spec, model_options);
+  }
+  result.setup_s = gate.now() - start_s;
+  start_s = gate.now();
+  result.first_start_s = start_s;
+  progress.now = phase::serving;
+  const auto warm_up = runner.run(0, start_s, [&] { model->serve(0); });
+  gate.finish_iteration(id, warm_up);
+
+  const double live_s = warm_up.end_s;
+  std::mt19937_64 random(spec.request_seed);
+  std::exponential_distribution<double> gap(spec.request_rate);
+  double arrival_s = live_s;
+  for (std::int64_t request = 1;; ++request) {
+    arrival_s += gap(random);
+    const bool done = spec.iterations ? request > *spec.iterations
+                                      : arrival_s > live_s + spec.duration_s.value_or(0);
+    if (done) break;
+    progress.now = phase::idle;
+    std::this_thread::sleep_until(gate.to_time_point(arrival_s));  // at once when it is late
+    progress.now = phase::waiting;
+    result.wait_s += gate.wait_for_start(id);
+    progress.now = phase::serving;
+    const auto report = runner.run(request, gate.now(), [&] { model->serve(request); });
+    result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
+    result.latencies_s.push_back(report.end_s - arrival_s);
+    progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
+    gate.finish_iteration(id, report);
+  }
+  result.persistent_bytes = persistent_bytes(context.pool, id);
+}
+
 double mean(const std::vector<iteration_record>& log, std::size_t from, std::size_t to) {
   double sum = 0;
   for (std::size_t i = from; i < to; ++i) sum += log[i].loss;
@@ -222,17 +411,13 @@ void summarize(job_result& result, const job_spec& spec) {
     result.iterations_per_s = static_cast<double>(result.iterations) / span;
     result.samples_per_s = result.iterations_per_s * static_cast<double>(spec.batch_size);
   }
-  if (!log.empty()) {
+  if (spec.kind == job_kind::inference) {
+    result.latency = summarize_latencies(result.latencies_s);
+  } else if (!log.empty()) {
     const auto window = std::min(loss_window, log.size());
     result.first_loss = mean(log, 0, window);
     result.last_loss = mean(log, log.size() - window, log.size());
   }
-}
-
-bool finished(const job_spec& spec, const job_result& result, double now_s) {
-  if (spec.iterations)
-    return static_cast<std::int64_t>(result.iteration_log.size()) >= *spec.iterations;
-  return now_s - result.first_start_s >= spec.duration_s.value_or(0);
 }
 
 }  // namespace
@@ -242,6 +427,7 @@ job_result train(const job_spec& spec, const models::model_options& model_option
                  job_progress& progress) noexcept {
   job_result result;
   result.name = spec.name;
+  result.kind = spec.kind;
   result.model = spec.model;
   result.batch_size = spec.batch_size;
   result.threads = spec.threads;
@@ -255,72 +441,24 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     // is per thread; OpenMP workers, created later from this thread, inherit it.
     at::globalContext().setFlushDenormal(true);
     torch_support::set_intra_op_threads(static_cast<int>(spec.threads));
-    // Kinds learned from the job's own allocations (Zico §6.2); the phase scopes in
+    // Kinds learned from a training job's own allocations (Zico §6.2); the phase scopes in
     // trainer::step supply the fallback for what it has not learned. Outlives the binding.
+    // An inference job's kinds come from its scopes alone (weights persistent, the forward
+    // pass's activations feature maps): the classifier takes an iteration's peak for the start
+    // of backward, and would call what a forward-only pass makes after its peak gradients.
     memory::tensor_classifier classifier;
+    auto* const learner = spec.kind == job_kind::training ? &classifier : nullptr;
     group_gate groups(gate, context.pool, id);
-    torch_support::job_binding binding(context.pool, id, *stream, &classifier, &groups);
-    std::unique_ptr<trainer> job;
-    try {
-      for (;;) {
-        progress.now = phase::waiting;
-        result.wait_s += gate.wait_for_start(id);
-        double start_s = gate.now();
-        if (!job) {
-          // Built inside the first grant, so that a policy that runs one job at a time does
-          // not hold a waiting job's weights in memory.
-          progress.now = phase::setup;
-          torch_support::kind_scope persistent(alloc_kind::persistent);
-          job = std::make_unique<trainer>(spec, model_options);
-          result.setup_s = gate.now() - start_s;
-          start_s = gate.now();
-          result.first_start_s = start_s;
-        }
-        progress.now = phase::training;
-        const auto iteration = static_cast<std::int64_t>(result.iteration_log.size());
-        context.monitor.restart_peak_window(id);
-        // Made right after the window starts: operation times share the allocations' origin
-        // (to a few microseconds).
-        std::optional<operation_recorder> recorder;
-        if (records_operations(spec, iteration, context.monitor)) recorder.emplace();
-        // The first step is not shown to the classifier: it alone makes the optimizer's state,
-        // so its allocation sequence matches no later one (learned from it, Adam's later
-        // temporaries would take the state's positions and sizes, and be tagged persistent).
-        // The second step learns; the later ones get the learned kinds.
-        const bool classified = iteration > 0;
-        if (classified) classifier.begin_iteration();
-        groups.begin_iteration();
-        const double loss = job->step(iteration);
-        auto operations = recorder ? recorder->take() : std::vector<operation_record>{};
-        recorder.reset();
-        if (classified) classifier.end_iteration();
-        // A gated job's last group ends here: its frees must reach the others as at every
-        // boundary. Otherwise what is already complete is enough.
-        if (groups.end_iteration()) {
-          context.pool.synchronize(id);
-        } else {
-          context.pool.poll(id);
-        }
-        auto measured = context.monitor.restart_window(id);
-        schedule::iteration_report report{start_s, gate.now(), measured.peak_live_bytes,
-                                          std::move(measured.held), std::move(measured.memory)};
-        result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
-        if (context.monitor.records_allocations()) {
-          result.last_iteration =
-              iteration_detail{std::move(measured.allocations), report.held, std::move(operations)};
-        }
-        progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
-        gate.finish_iteration(id, report);
-        if (finished(spec, result, report.end_s)) break;
-      }
-    } catch (...) {
-      job.reset();  // frees the job's tensors while the pool still knows the job
-      throw;
+    torch_support::job_binding binding(context.pool, id, *stream, learner, &groups);
+    iteration_runner runner(spec, id, context, learner, groups, result);
+    // The model lives inside these calls: an exception frees the job's tensors on its way out,
+    // while the pool still knows the job.
+    if (spec.kind == job_kind::inference) {
+      serve_requests(spec, model_options, id, context, runner, progress, result);
+    } else {
+      train_iterations(spec, model_options, id, context, runner, progress, result);
     }
     result.wait_s += groups.waited_s();
-    const auto stats = context.pool.stats(id);
-    result.persistent_bytes = stats.by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
-    job.reset();
     result.status = job_status::completed;
   } catch (const c10::Error& e) {
     result.status = job_status::failed;

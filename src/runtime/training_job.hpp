@@ -16,7 +16,8 @@ namespace tandem::runtime::detail {
 
 /// What the progress printer reads while the job runs.
 struct job_progress {
-  enum class phase : int { pending, waiting, setup, training, completed, failed };
+  /// serving: an inference job's forward pass; idle: it waits for its next request.
+  enum class phase : int { pending, waiting, setup, training, serving, idle, completed, failed };
   std::atomic<phase> now{phase::pending};
   std::atomic<std::int64_t> iterations{0};
   std::atomic<std::int64_t> job{-1};  ///< the pool's id once arrived
@@ -29,9 +30,9 @@ struct training_context {
   memory_monitor& monitor;
 };
 
-/// Trains `spec` as pool job `id` (registered with the pool and arrived at the gate) until it
-/// completes or fails, then releases its memory and departs. Never throws: failures are in the
-/// result.
+/// Runs `spec` as pool job `id` (registered with the pool and arrived at the gate): trains it,
+/// or serves its requests when it is an inference job, until it completes or fails, then
+/// releases its memory and departs. Never throws: failures are in the result.
 [[nodiscard]] job_result train(const job_spec& spec, const models::model_options& model_options,
                                memory::job_id id, double arrival_s, training_context& context,
                                job_progress& progress) noexcept;

@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -253,17 +254,95 @@ policy_spec read_policy(const reader& in, const toml::table& root,
   return policy;
 }
 
+/// kind = "training" (the default) or "inference".
+job_kind read_kind(const reader& in, const toml::table& table, const std::string& at) {
+  const auto kind = in.string(table, "kind", at);
+  if (!kind || *kind == "training") return job_kind::training;
+  if (*kind == "inference") return job_kind::inference;
+  const std::vector<std::string> allowed{"training", "inference"};
+  in.fail(reader::line_of(*table.get("kind")), "unknown job kind '" + *kind + "' in " + at +
+                                                   suggest_name(*kind, allowed) +
+                                                   " (allowed: " + join_names(allowed) + ")");
+}
+
+/// The keys one kind of job takes and the other does not, each with why and what to do.
+void reject_keys_of_the_other_kind(const reader& in, const toml::table& table, job_kind kind,
+                                   const std::string& at) {
+  if (kind == job_kind::inference) {
+    if (const auto* node = table.get("iterations")) {
+      in.fail(reader::line_of(*node),
+              at + " is an inference job: it does not train, so it has no iterations; write "
+                   "requests = COUNT (requests to serve) or duration = TIME instead");
+    }
+    for (const char* key : {"optimizer", "learning_rate"}) {
+      if (const auto* node = table.get(key)) {
+        in.fail(reader::line_of(*node), at +
+                                            " is an inference job: it does not train, so it "
+                                            "takes no " +
+                                            key +
+                                            "; remove it (an inference job serves requests = "
+                                            "COUNT or for a duration, at rate = PER_SECOND)");
+      }
+    }
+    return;
+  }
+  for (const char* key : {"rate", "requests", "request_seed"}) {
+    if (const auto* node = table.get(key)) {
+      in.fail(reader::line_of(*node), std::string("only inference jobs take ") + key + "; " + at +
+                                          " trains: add kind = \"inference\" to serve requests, "
+                                          "or remove " +
+                                          key);
+    }
+  }
+}
+
+/// An inference job's rate, requests or duration, and request_seed.
+void read_inference(const reader& in, const toml::table& table, std::size_t index,
+                    const std::string& at, job_spec& job) {
+  const auto rate = in.number(table, "rate", at);
+  if (!rate) {
+    in.fail(job.line, at + " is an inference job: it needs rate = requests per second, e.g. "
+                           "rate = 20");
+  }
+  if (!(*rate > 0) || !std::isfinite(*rate)) {
+    in.fail(reader::line_of(*table.get("rate")),
+            "rate must be a number of requests per second above 0, e.g. rate = 20");
+  }
+  job.request_rate = *rate;
+  job.iterations = in.integer(table, "requests", at);
+  job.duration_s = in.seconds(table, "duration", at);
+  if (job.iterations.has_value() == job.duration_s.has_value()) {
+    in.fail(job.line, at + " needs exactly one of requests (a count) and duration (e.g. \"60s\")");
+  }
+  if (job.iterations && *job.iterations <= 0) {
+    in.fail(reader::line_of(*table.get("requests")), "requests must be at least 1");
+  }
+  if (job.duration_s && !(*job.duration_s > 0)) {
+    in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
+  }
+  // By default the job's place in the file: identical models get different request streams.
+  const auto seed = in.integer(table, "request_seed", at);
+  if (seed && *seed < 0) {
+    in.fail(reader::line_of(*table.get("request_seed")),
+            "request_seed must be a whole number of 0 or more");
+  }
+  job.request_seed = seed ? static_cast<std::uint64_t>(*seed) : static_cast<std::uint64_t>(index);
+}
+
 job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
                   const workload_vocabulary& vocabulary) {
   job_spec job;
   job.line = reader::line_of(table);
   const std::string where = "[[job]] #" + std::to_string(index + 1);
   in.check_keys(table,
-                {"name", "model", "model_options", "batch_size", "optimizer", "learning_rate",
-                 "iterations", "duration", "arrival", "priority", "threads"},
+                {"name", "kind", "model", "model_options", "batch_size", "optimizer",
+                 "learning_rate", "iterations", "duration", "arrival", "priority", "threads",
+                 "rate", "requests", "request_seed"},
                 where);
   job.name = in.string(table, "name", where).value_or("job" + std::to_string(index + 1));
   const std::string at = where + " ('" + job.name + "')";
+  job.kind = read_kind(in, table, at);
+  reject_keys_of_the_other_kind(in, table, job.kind, at);
   const auto model = in.string(table, "model", at);
   if (!model) in.fail(job.line, at + " needs a model, e.g. model = \"resnet20\"");
   in.check_name(*model, vocabulary.models, "model", reader::line_of(*table.get("model")));
@@ -278,26 +357,30 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
             at + " needs a batch_size of at least 1");
   }
   job.batch_size = *batch;
-  job.optimizer = in.string(table, "optimizer", at).value_or("sgd");
-  if (table.get("optimizer") != nullptr) {
-    in.check_name(job.optimizer, vocabulary.optimizers, "optimizer",
-                  reader::line_of(*table.get("optimizer")));
-  }
-  job.learning_rate = in.number(table, "learning_rate", at).value_or(0.01);
-  if (job.learning_rate <= 0) {
-    in.fail(reader::line_of(*table.get("learning_rate")), "learning_rate must be positive");
-  }
-  job.iterations = in.integer(table, "iterations", at);
-  job.duration_s = in.seconds(table, "duration", at);
-  if (job.iterations.has_value() == job.duration_s.has_value()) {
-    in.fail(job.line,
-            at + " needs exactly one of iterations (a count) and duration (e.g. \"60s\")");
-  }
-  if (job.iterations && *job.iterations <= 0) {
-    in.fail(reader::line_of(*table.get("iterations")), "iterations must be at least 1");
-  }
-  if (job.duration_s && *job.duration_s <= 0) {
-    in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
+  if (job.kind == job_kind::inference) {
+    read_inference(in, table, index, at, job);
+  } else {
+    job.optimizer = in.string(table, "optimizer", at).value_or("sgd");
+    if (table.get("optimizer") != nullptr) {
+      in.check_name(job.optimizer, vocabulary.optimizers, "optimizer",
+                    reader::line_of(*table.get("optimizer")));
+    }
+    job.learning_rate = in.number(table, "learning_rate", at).value_or(0.01);
+    if (job.learning_rate <= 0) {
+      in.fail(reader::line_of(*table.get("learning_rate")), "learning_rate must be positive");
+    }
+    job.iterations = in.integer(table, "iterations", at);
+    job.duration_s = in.seconds(table, "duration", at);
+    if (job.iterations.has_value() == job.duration_s.has_value()) {
+      in.fail(job.line,
+              at + " needs exactly one of iterations (a count) and duration (e.g. \"60s\")");
+    }
+    if (job.iterations && *job.iterations <= 0) {
+      in.fail(reader::line_of(*table.get("iterations")), "iterations must be at least 1");
+    }
+    if (job.duration_s && *job.duration_s <= 0) {
+      in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
+    }
   }
   job.arrival_s = in.seconds(table, "arrival", at).value_or(0);
   if (job.arrival_s < 0)

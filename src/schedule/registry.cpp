@@ -29,7 +29,8 @@ std::vector<std::string> policy_option_names(const std::string& name) {
 
 std::unique_ptr<policy> make_policy(const std::string& name, const policy_context& context) {
   // Salus's FIFO is the exclusive baseline: jobs in arrival order, one at a time (Salus §5.1).
-  if (name == "exclusive" || name == "fifo") return std::make_unique<exclusive_policy>();
+  if (name == "exclusive") return std::make_unique<exclusive_policy>();
+  if (name == "fifo") return std::make_unique<exclusive_policy>("fifo");
   if (name == "srtf")
     return std::make_unique<salus_policy>(context.budget_bytes, salus_discipline::srtf);
   if (name == "pack")

@@ -192,17 +192,6 @@ std::size_t salus_policy::committed_bytes() const {
   return committed;
 }
 
-std::size_t salus_policy::largest_known_need() const {
-  std::size_t largest = 0;
-  for (const auto& [id, s] : jobs_) {
-    if (s.need) largest = std::max(largest, s.need->persistent + s.need->ephemeral);
-  }
-  for (const auto& [signature, known] : by_signature_) {
-    largest = std::max(largest, known.need.persistent + known.need.ephemeral);
-  }
-  return largest;
-}
-
 bool salus_policy::fits_now(const job_state& s) const {
   // Its persistent memory counts once it is built; before, its first iteration builds it.
   std::size_t need = s.need->ephemeral + (s.built ? 0 : s.need->persistent);
@@ -220,18 +209,36 @@ std::vector<const salus_policy::job_state*> salus_policy::in_arrival_order() con
   return order;
 }
 
+bool salus_policy::probe_may_go() const {
+  if (resident_bytes() == 0) return true;  // nothing held: the whole budget is its own
+  // Only while a job as large as the largest seen would be admitted now, so that a probed job
+  // does not wait outside the lanes holding its persistent memory.
+  memory_need largest;
+  for (const auto& [id, s] : jobs_) {
+    if (s.need) largest = larger_of(largest, *s.need);
+  }
+  for (const auto& [signature, known] : by_signature_) largest = larger_of(largest, known.need);
+  auto trial = lanes_;
+  try {
+    return trial.admit(std::numeric_limits<job_id>::max(), largest.persistent, largest.ephemeral)
+        .has_value();
+  } catch (const config_error&) {
+    return false;  // the largest need seen exceeds the capacity the lanes have now
+  }
+}
+
 std::optional<job_id> salus_policy::next_solo() const {
+  const bool anyone_laned =
+      std::any_of(jobs_.begin(), jobs_.end(), [](const auto& entry) { return entry.second.laned; });
   const std::size_t resident = resident_bytes();
   for (const job_state* s : in_arrival_order()) {
     if (s->running || s->laned || !s->asking) continue;
     if (!s->need) {
-      // A probe: its need is unknown. It may go while the memory held leaves room for the
-      // largest need seen so far (or nothing is held: then it has the whole budget).
-      const std::size_t largest = largest_known_need();
-      if (resident == 0 || (resident <= budget_ && largest <= budget_ - resident))
-        return s->info.id;
-    } else if (s->built) {
-      // Built but without a lane: alone, beside every job's persistent memory.
+      // A probe: its need is unknown until it has run.
+      if (probe_may_go()) return s->info.id;
+    } else if (s->built && !anyone_laned) {
+      // Built but without a lane, and no lane left to wait for: alone, beside every job's
+      // persistent memory. While lanes have jobs it waits to be admitted when one leaves.
       if (resident <= budget_ && s->need->ephemeral <= budget_ - resident) return s->info.id;
     }
   }
@@ -303,6 +310,7 @@ void salus_policy::admit_waiting(double now_s) {
       continue;
     }
     if (s.built) lanes_.set_capacity(lanes_.capacity() - need.persistent);
+    if (s.reason.empty()) ++refusals_;
     s.reason = "waiting for memory: needs " + format_bytes(need.persistent) + " persistent + " +
                format_bytes(need.ephemeral) + " per iteration, while the admitted jobs keep " +
                format_bytes(lanes_.persistent_total() + outside) + " persistent and " +
@@ -347,13 +355,13 @@ decision salus_policy::may_start(job_id job, double now_s) {
   }
   if (!s.laned) {
     if (!s.need && s.reason.empty()) {
+      ++refusals_;
       s.reason =
-          "waiting for memory: its need is unknown until it runs alone, and the jobs "
-          "resident keep " +
-          format_bytes(resident_bytes()) + " of a budget of " + format_bytes(budget_) +
-          "; it runs when memory frees";
+          "waiting for memory: its need is unknown until it runs alone, and the admitted "
+          "jobs keep " +
+          format_bytes(resident_bytes()) + " persistent and " + format_bytes(lanes_.lanes_total()) +
+          " of lanes out of a budget of " + format_bytes(budget_) + "; it runs when memory frees";
     }
-    ++refusals_;
     return decision::wait_for_event();
   }
   const auto lane_id = *lanes_.lane_of(job);

@@ -97,6 +97,14 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
                      ") or --profiles FILE (recorded on this machine by `tandem profile`)");
   TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
                  spec.source + ": the workload has no jobs; add a [[job]] table");
+  for (const auto& job : spec.jobs) {
+    if (job.kind == runtime::job_kind::inference) {
+      fail_at(spec, job.line,
+              "job '" + job.name +
+                  "' is an inference job; the simulator replays training iterations only: run "
+                  "the workload with `tandem run`, or make the job a training job");
+    }
+  }
   const auto device = simulated_device(spec, setup);
   if (is_unified(spec, setup)) {
     if (!setup.overrides.policy && !spec.policy.options.empty())

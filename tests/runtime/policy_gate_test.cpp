@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -272,6 +273,79 @@ TEST_F(PolicyGate, AFailedReleaseStillDepartsAndIsRethrown) {
   gate.arrive(job_info::make(b, "b", 0, 1));
   EXPECT_THROW(gate.depart(a, [] { throw device_error("stream lost"); }), device_error);
   EXPECT_GE(gate.wait_for_start(b), 0.0);  // a is gone for the policy: b owns the device
+  gate.depart(b);
+}
+
+TEST_F(PolicyGate, TemporalSwitchesBetweenTwoJobsAreMeasured) {
+  schedule::temporal_policy policy;
+  policy_gate gate(policy, pool_, 2);
+  const std::vector<memory::job_id> jobs{pool_.add_job("a"), pool_.add_job("b")};
+  static_cast<void>(run_jobs(gate, jobs, 6));
+  const auto samples = gate.switch_samples();
+  EXPECT_FALSE(samples.empty());
+  for (const double sample : samples) EXPECT_GE(sample, 0.0);
+  const auto summary = gate.switch_latency();
+  EXPECT_EQ(summary.count, samples.size());
+  EXPECT_GT(summary.count, 0u);
+  EXPECT_LE(summary.p50_s, summary.p95_s);
+  EXPECT_LE(summary.p95_s, summary.max_s);
+  // Each switch follows one of the other job's 6 iteration ends or its departure.
+  EXPECT_LE(summary.count, 14u);
+}
+
+TEST_F(PolicyGate, JobsThatNeverWaitMakeNoSwitchSamples) {
+  schedule::spatial_policy policy;
+  policy_gate gate(policy, pool_, 2);
+  const std::vector<memory::job_id> jobs{pool_.add_job("a"), pool_.add_job("b")};
+  static_cast<void>(run_jobs(gate, jobs, 4));
+  EXPECT_TRUE(gate.switch_samples().empty());
+  EXPECT_EQ(gate.switch_latency(), latency_summary{});
+}
+
+/// The first job to ask owns the device until it departs; counts the refusals.
+class owner_policy final : public schedule::policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "owner"; }
+  void on_departure(memory::job_id job, double) override {
+    if (owner_ == job) owner_.reset();
+  }
+  decision may_start(memory::job_id job, double) override {
+    if (!owner_) owner_ = job;
+    if (*owner_ == job) return decision::start();
+    ++refusals_;
+    return decision::wait_for_event();
+  }
+  [[nodiscard]] int refusals() const { return refusals_.load(); }
+
+ private:
+  std::optional<memory::job_id> owner_;
+  std::atomic<int> refusals_{0};
+};
+
+TEST_F(PolicyGate, OneSampleForTheStartAnotherJobsDepartureAllows) {
+  owner_policy policy;
+  policy_gate gate(policy, pool_, 2);
+  const auto a = pool_.add_job("a");
+  const auto b = pool_.add_job("b");
+  gate.arrive(job_info::make(a, "a", 0, 1));
+  gate.arrive(job_info::make(b, "b", 0, 1));
+  gate.wait_for_start(a);  // a owns the device; its own start is no switch
+  std::thread waiter([&] { gate.wait_for_start(b); });
+  while (policy.refusals() == 0) std::this_thread::sleep_for(1ms);  // b is waiting
+  // An iteration end that lets no one start is no switch either: b asks again and waits.
+  gate.finish_iteration(a, {0, 0, 0, {}, {}});
+  while (policy.refusals() < 2) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(gate.switch_samples().empty());
+  const double departed_at = gate.now();
+  gate.depart(a);
+  waiter.join();
+  const auto samples = gate.switch_samples();
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_GE(samples[0], 0.0);
+  EXPECT_LE(samples[0], gate.now() - departed_at);
+  gate.finish_iteration(b, {0, 0, 0, {}, {}});
+  EXPECT_GE(gate.wait_for_start(b), 0.0);  // after its own iteration: no wait, no sample
+  EXPECT_EQ(gate.switch_samples().size(), 1u);
   gate.depart(b);
 }
 

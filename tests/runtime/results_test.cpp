@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
+
+#include "tandem/common/error.hpp"
 
 namespace tandem::runtime {
 namespace {
@@ -64,6 +67,156 @@ TEST(Results, TableShowsEveryJobAndWhyOneFailed) {
   EXPECT_NE(text.find("2.300 -> 0.400"), std::string::npos) << text;
   EXPECT_NE(text.find("job lm failed: out of memory"), std::string::npos) << text;
   EXPECT_NE(text.find("1 of 2 jobs failed"), std::string::npos) << text;
+}
+
+TEST(Results, PercentilesAreNearestRank) {
+  // 1..20 shuffled: the p-th percentile is the ceil(p/100 * 20)-th smallest.
+  const std::vector<double> values{7,  3, 20, 1, 14, 9, 2,  18, 5,  11,
+                                   16, 4, 13, 6, 19, 8, 12, 17, 10, 15};
+  EXPECT_EQ(percentile(values, 50), 10.0);
+  EXPECT_EQ(percentile(values, 95), 19.0);  // not 20: 95% of 20 is exactly 19 values
+  EXPECT_EQ(percentile(values, 99), 20.0);
+  EXPECT_EQ(percentile(values, 100), 20.0);
+  EXPECT_EQ(percentile(values, 5), 1.0);
+  EXPECT_EQ(percentile(values, 0), 1.0);
+  EXPECT_EQ(percentile({4.5}, 50), 4.5);
+  EXPECT_EQ(percentile({1, 2, 3}, 50), 2.0);
+  EXPECT_EQ(percentile({1, 2, 3, 4}, 50), 2.0);  // a value of the set, never an interpolation
+  EXPECT_THROW(static_cast<void>(percentile({}, 50)), usage_error);
+  EXPECT_THROW(static_cast<void>(percentile({1}, 101)), usage_error);
+  EXPECT_THROW(static_cast<void>(percentile({1}, -1)), usage_error);
+}
+
+TEST(Results, LatencySummariesCountAverageAndRank) {
+  std::vector<double> values;
+  for (int i = 100; i >= 1; --i) values.push_back(i * 1e-3);
+  const auto summary = summarize_latencies(values);
+  EXPECT_EQ(summary.count, 100u);
+  EXPECT_NEAR(summary.mean_s, 0.0505, 1e-12);
+  EXPECT_DOUBLE_EQ(summary.p50_s, 0.050);
+  EXPECT_DOUBLE_EQ(summary.p95_s, 0.095);
+  EXPECT_DOUBLE_EQ(summary.p99_s, 0.099);
+  EXPECT_DOUBLE_EQ(summary.max_s, 0.100);
+  EXPECT_EQ(summarize_latencies({}), latency_summary{});
+}
+
+job_result finished_job(const char* name, double arrival, double setup, double first_start,
+                        double end) {
+  job_result job;
+  job.name = name;
+  job.arrival_s = arrival;
+  job.setup_s = setup;
+  job.first_start_s = first_start;
+  job.end_s = end;
+  return job;
+}
+
+TEST(Results, TableTwoMetricsCoverCompletedTrainingJobsOnly) {
+  run_result run;
+  // Queuing: first start - setup - arrival; completion: end - arrival.
+  run.jobs.push_back(finished_job("a", 0, 1, 1, 10));      // queued 0, JCT 10
+  run.jobs.push_back(finished_job("b", 2, 1, 7, 14));      // queued 4, JCT 12
+  run.jobs.push_back(finished_job("c", 4, 0.5, 6.5, 24));  // queued 2, JCT 20
+  auto failed = finished_job("d", 0, 1, 1, 3);
+  failed.status = job_status::failed;
+  run.jobs.push_back(failed);
+  auto served = finished_job("e", 0, 1, 1, 100);
+  served.kind = job_kind::inference;
+  run.jobs.push_back(served);
+  const auto metrics = completion_metrics_of(run);
+  EXPECT_EQ(metrics.jobs, 3u);
+  EXPECT_DOUBLE_EQ(metrics.mean_queuing_s, 2.0);
+  EXPECT_DOUBLE_EQ(metrics.mean_jct_s, 14.0);
+  EXPECT_DOUBLE_EQ(metrics.p95_jct_s, 20.0);
+
+  EXPECT_EQ(completion_metrics_of(run_result{}).jobs, 0u);
+  EXPECT_EQ(completion_metrics_of(run_result{}).mean_jct_s, 0.0);
+}
+
+run_result with_inference() {
+  auto run = sample();
+  run.jobs[0].arrival_s = 0.5;
+  run.jobs[0].setup_s = 0.25;
+  run.jobs[0].first_start_s = 1.0;
+  run.jobs[0].end_s = 3.5;
+  job_result served;
+  served.name = "server";
+  served.kind = job_kind::inference;
+  served.model = "mlp";
+  served.iterations = 4;
+  served.latencies_s = {0.001, 0.004, 0.002, 0.003};
+  served.latency = summarize_latencies(served.latencies_s);
+  run.jobs.push_back(served);
+  run.switches = summarize_latencies({0.0001, 0.0002, 0.0004});
+  return run;
+}
+
+TEST(Results, JsonCarriesKindsLatenciesTableTwoMetricsAndSwitches) {
+  std::ostringstream out;
+  write_json(with_inference(), out);
+  const auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["completed_training_jobs"], 1);
+  EXPECT_DOUBLE_EQ(doc["mean_queuing_s"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(doc["mean_jct_s"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(doc["p95_jct_s"].get<double>(), 3.0);
+  const auto& switches = doc["switches"];
+  EXPECT_EQ(switches["count"], 3);
+  EXPECT_DOUBLE_EQ(switches["p50_s"].get<double>(), 0.0002);
+  EXPECT_DOUBLE_EQ(switches["p95_s"].get<double>(), 0.0004);
+  EXPECT_DOUBLE_EQ(switches["max_s"].get<double>(), 0.0004);
+  EXPECT_TRUE(switches.contains("mean_s"));
+  EXPECT_TRUE(switches.contains("p99_s"));
+  ASSERT_EQ(doc["jobs"].size(), 3u);
+  EXPECT_EQ(doc["jobs"][0]["kind"], "training");
+  EXPECT_TRUE(doc["jobs"][0]["latency"].is_null());
+  const auto& server = doc["jobs"][2];
+  EXPECT_EQ(server["kind"], "inference");
+  EXPECT_TRUE(server["first_loss"].is_null());
+  const auto& latency = server["latency"];
+  EXPECT_EQ(latency["requests"], 4);
+  EXPECT_DOUBLE_EQ(latency["mean_s"].get<double>(), 0.0025);
+  EXPECT_DOUBLE_EQ(latency["p50_s"].get<double>(), 0.002);
+  EXPECT_DOUBLE_EQ(latency["p95_s"].get<double>(), 0.004);
+  EXPECT_DOUBLE_EQ(latency["p99_s"].get<double>(), 0.004);
+  EXPECT_DOUBLE_EQ(latency["max_s"].get<double>(), 0.004);
+  EXPECT_FALSE(server.contains("latencies_s"));  // the raw latencies stay out of the JSON
+}
+
+TEST(Results, JsonHasNullsWhereNothingWasMeasured) {
+  std::ostringstream out;
+  run_result run;
+  run.policy = "spatial";
+  write_json(run, out);
+  const auto doc = nlohmann::json::parse(out.str());
+  EXPECT_EQ(doc["completed_training_jobs"], 0);
+  EXPECT_TRUE(doc["mean_queuing_s"].is_null());
+  EXPECT_TRUE(doc["mean_jct_s"].is_null());
+  EXPECT_TRUE(doc["p95_jct_s"].is_null());
+  EXPECT_EQ(doc["switches"]["count"], 0);
+  EXPECT_TRUE(doc["switches"]["p50_s"].is_null());
+}
+
+TEST(Results, TableShowsLatenciesInMillisecondsTableTwoMetricsAndSwitches) {
+  std::ostringstream out;
+  print_table(with_inference(), out);
+  const auto text = out.str();
+  EXPECT_NE(text.find("p50 ms"), std::string::npos) << text;
+  EXPECT_NE(text.find("server                 4      2.50      2.00      4.00      4.00      4.00"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(inference)"), std::string::npos) << text;
+  EXPECT_NE(text.find("1 training job completed: mean queuing 0.25 s, mean JCT 3.00 s, p95 JCT "
+                      "3.00 s"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("3 job switches: p50 0.200 ms, p95 0.400 ms, max 0.400 ms"),
+            std::string::npos)
+      << text;
+  // A run with neither leaves those lines out.
+  std::ostringstream plain;
+  print_table(run_result{}, plain);
+  EXPECT_EQ(plain.str().find("inference"), std::string::npos) << plain.str();
+  EXPECT_EQ(plain.str().find("job switch"), std::string::npos) << plain.str();
 }
 
 }  // namespace

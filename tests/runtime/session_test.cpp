@@ -310,9 +310,122 @@ TEST(Session, BadWorkloadsAreRefusedBeforeAnythingRuns) {
 }
 
 TEST(Session, AnExampleWorkloadParsesAndValidates) {
-  const auto spec =
-      load_workload(std::string(TANDEM_EXAMPLES_DIR) + "/two_jobs.toml", training_vocabulary());
-  EXPECT_NO_THROW(validate_workload(spec, {}));
+  for (const char* file : {"/two_jobs.toml", "/inference_models.toml"}) {
+    const auto spec = load_workload(std::string(TANDEM_EXAMPLES_DIR) + file, training_vocabulary());
+    EXPECT_NO_THROW(validate_workload(spec, {})) << file;
+  }
+}
+
+/// An inference job serving a small MLP: `count` requests at `rate` per second.
+std::string mlp_server(const std::string& name, int hidden, int rate, int count,
+                       const std::string& extra = "") {
+  return "[[job]]\nname = \"" + name +
+         "\"\nkind = \"inference\"\nmodel = \"mlp\"\nbatch_size = 4\nrate = " +
+         std::to_string(rate) + "\nrequests = " + std::to_string(count) + "\n" + extra +
+         "[job.model_options]\nhidden = " + std::to_string(hidden) + "\nimage_side = 16\n\n";
+}
+
+void expect_served(const job_result& job, std::int64_t requests) {
+  ASSERT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
+  EXPECT_EQ(job.kind, job_kind::inference);
+  EXPECT_EQ(job.iterations, requests) << job.name;
+  ASSERT_EQ(job.iteration_log.size(), static_cast<std::size_t>(requests));
+  for (const auto& record : job.iteration_log) EXPECT_EQ(record.loss, 0.0);
+  EXPECT_FALSE(job.first_loss);
+  EXPECT_FALSE(job.last_loss);
+  EXPECT_EQ(job.latencies_s.size(), static_cast<std::size_t>(requests));
+  for (const double latency : job.latencies_s) EXPECT_GT(latency, 0.0);
+  ASSERT_TRUE(job.latency);
+  EXPECT_EQ(job.latency->count, static_cast<std::size_t>(requests));
+  EXPECT_GT(job.latency->p50_s, 0.0);
+  EXPECT_LE(job.latency->p50_s, job.latency->p95_s);
+  EXPECT_LE(job.latency->p95_s, job.latency->p99_s);
+  EXPECT_LE(job.latency->p99_s, job.latency->max_s);
+  EXPECT_GT(job.persistent_bytes, 0u);  // its weights
+  EXPECT_GT(job.peak_live_bytes, job.persistent_bytes);
+  // Requests are served in order, one at a time.
+  for (std::size_t i = 1; i < job.iteration_log.size(); ++i)
+    EXPECT_LE(job.iteration_log[i - 1].end_s, job.iteration_log[i].start_s);
+}
+
+TEST(Session, SpatialServesEveryRequestOfThreeSmallModels) {
+  const auto spec = parse(device_table("128MiB") + "[policy]\nname = \"spatial\"\n" +
+                          mlp_server("s1", 32, 50, 20) + mlp_server("s2", 48, 50, 20) +
+                          mlp_server("s3", 64, 50, 20, "arrival = 0.05\n"));
+  std::ostringstream timeline;
+  run_options options;
+  options.timeline = &timeline;
+  const auto run = run_workload(spec, options);
+  ASSERT_EQ(run.jobs.size(), 3u);
+  for (const auto& job : run.jobs) expect_served(job, 20);
+  // Weights are persistent, the forward passes' activations feature maps: no backward pass, so
+  // nothing is tagged a gradient.
+  std::istringstream rows(timeline.str());
+  std::string row;
+  std::getline(rows, row);
+  ASSERT_EQ(row, memory_monitor::csv_header);
+  std::size_t persistent = 0;
+  std::size_t feature_maps = 0;
+  while (std::getline(rows, row)) {
+    std::vector<std::string> fields;
+    std::stringstream cells(row);
+    for (std::string field; std::getline(cells, field, ',');) fields.push_back(field);
+    ASSERT_EQ(fields.size(), 10u) << row;
+    persistent = std::max<std::size_t>(persistent, std::stoull(fields[4]));
+    feature_maps = std::max<std::size_t>(feature_maps, std::stoull(fields[5]));
+    EXPECT_EQ(fields[6], "0") << "gradient bytes in an inference job: " << row;
+  }
+  EXPECT_GT(persistent, 0u);
+  EXPECT_GT(feature_maps, 0u);
+  EXPECT_EQ(run.failed_jobs(), 0u);
+  EXPECT_EQ(completion_metrics_of(run).jobs, 0u);  // no training jobs
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+  std::ostringstream json;
+  write_json(run, json);
+  EXPECT_NE(json.str().find("\"latency\""), std::string::npos);
+  EXPECT_NE(json.str().find("\"inference\""), std::string::npos);
+  std::ostringstream table;
+  print_table(run, table);
+  EXPECT_NE(table.str().find("p99 ms"), std::string::npos) << table.str();
+}
+
+TEST(Session, AnInferenceJobServesBesideATrainingJobUnderTemporal) {
+  const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"temporal\"\n" +
+                          mlp_job("trainer", 64, 30) + mlp_server("server", 32, 50, 15));
+  const auto run = run_workload(spec);
+  const auto& trainer = job_named(run, "trainer");
+  ASSERT_EQ(trainer.status, job_status::completed) << trainer.error;
+  EXPECT_EQ(trainer.kind, job_kind::training);
+  EXPECT_EQ(trainer.iterations, 30);
+  EXPECT_TRUE(trainer.first_loss && trainer.last_loss);
+  EXPECT_FALSE(trainer.latency);
+  expect_served(job_named(run, "server"), 15);
+  // Temporal sharing: no request overlaps a training iteration.
+  for (const auto& request : job_named(run, "server").iteration_log) {
+    for (const auto& step : trainer.iteration_log) {
+      EXPECT_TRUE(request.end_s <= step.start_s || step.end_s <= request.start_s)
+          << "a request overlaps a training iteration";
+    }
+  }
+  const auto metrics = completion_metrics_of(run);
+  EXPECT_EQ(metrics.jobs, 1u);
+  EXPECT_GE(metrics.mean_queuing_s, 0.0);
+  EXPECT_DOUBLE_EQ(metrics.mean_jct_s, trainer.end_s - trainer.arrival_s);
+  for (const double sample : std::vector<double>{run.switches.p50_s, run.switches.max_s})
+    EXPECT_GE(sample, 0.0);
+}
+
+TEST(Session, ADurationBoundInferenceJobServesUntilItsDurationEnds) {
+  const auto spec = parse(device_table("128MiB") + "[policy]\nname = \"spatial\"\n" +
+                          "[[job]]\nname = \"timed\"\nkind = \"inference\"\nmodel = \"mlp\"\n"
+                          "batch_size = 2\nrate = 50\nduration = \"300ms\"\n");
+  const auto run = run_workload(spec);
+  const auto& job = run.jobs.front();
+  ASSERT_EQ(job.status, job_status::completed) << job.error;
+  ASSERT_TRUE(job.latency);
+  EXPECT_EQ(job.latency->count, static_cast<std::size_t>(job.iterations));
+  // About 15 requests are expected; none is a vanishingly rare outcome (e^-15).
+  EXPECT_GE(job.iterations, 1);
 }
 
 }  // namespace

@@ -137,6 +137,131 @@ TEST(Workload, RejectsABadBudgetSchedule) {
   expect_rejected("budget = 1073741824", with("\"50%\""), {"must be a list"});
 }
 
+constexpr const char* serving = R"(
+[device]
+capacity = "1GiB"
+
+[policy]
+name = "spatial"
+
+[[job]]
+name = "train"
+model = "mlp"
+batch_size = 8
+iterations = 5
+
+[[job]]
+name = "serve"
+kind = "inference"
+model = "mlp"
+batch_size = 1
+rate = 50
+requests = 20
+request_seed = 7
+
+[[job]]
+name = "timed"
+kind = "inference"
+model = "lstm"
+batch_size = 2
+rate = 12.5
+duration = "2s"
+)";
+
+TEST(Workload, ReadsInferenceJobs) {
+  const auto w = parse_workload(serving, "s.toml", vocabulary);
+  ASSERT_EQ(w.jobs.size(), 3u);
+  EXPECT_EQ(w.jobs[0].kind, job_kind::training);
+  EXPECT_EQ(w.jobs[0].request_rate, 0.0);
+  const auto& served = w.jobs[1];
+  EXPECT_EQ(served.kind, job_kind::inference);
+  EXPECT_DOUBLE_EQ(served.request_rate, 50.0);
+  EXPECT_EQ(served.iterations, 20);  // requests are stored as iterations
+  EXPECT_FALSE(served.duration_s);
+  EXPECT_EQ(served.request_seed, 7u);
+  EXPECT_EQ(served.batch_size, 1);
+  const auto& timed = w.jobs[2];
+  EXPECT_EQ(timed.kind, job_kind::inference);
+  EXPECT_DOUBLE_EQ(timed.request_rate, 12.5);
+  EXPECT_FALSE(timed.iterations);
+  EXPECT_DOUBLE_EQ(*timed.duration_s, 2.0);
+  // By default the job's index in the file: identical models get different request streams.
+  EXPECT_EQ(timed.request_seed, 2u);
+}
+
+TEST(Workload, AJobKindIsTrainingByDefaultAndOtherKindsAreRefused) {
+  std::string text = serving;
+  text.replace(text.find("name = \"train\""), 14, "name = \"train\"\nkind = \"training\"");
+  EXPECT_EQ(parse_workload(text, "s.toml", vocabulary).jobs[0].kind, job_kind::training);
+  text.replace(text.find("kind = \"training\""), 17, "kind = \"inferense\"");
+  try {
+    (void)parse_workload(text, "s.toml", vocabulary);
+    ADD_FAILURE() << "accepted kind = \"inferense\"";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    for (const char* needle : {"s.toml:10:", "unknown job kind 'inferense'",
+                               "did you mean 'inference'", "allowed: training, inference"}) {
+      EXPECT_NE(message.find(needle), std::string::npos) << needle << " missing from " << message;
+    }
+  }
+}
+
+/// Replaces the first occurrence of `from` in the inference workload and expects an error
+/// containing every needle.
+void expect_serving_rejected(const std::string& from, const std::string& to,
+                             std::initializer_list<const char*> needles) {
+  std::string text = serving;
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+  try {
+    (void)parse_workload(text, "s.toml", vocabulary);
+    ADD_FAILURE() << "accepted: " << to;
+  } catch (const config_error& e) {
+    for (const char* needle : needles) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+          << "'" << needle << "' missing from: " << e.what();
+    }
+  }
+}
+
+TEST(Workload, RejectsInferenceMistakesWithFileLineAndHint) {
+  // Keys of training jobs: an inference job does not train.
+  expect_serving_rejected("requests = 20", "iterations = 20",
+                          {"s.toml:20:", "does not train", "no iterations", "requests = COUNT"});
+  expect_serving_rejected(
+      "rate = 50", "rate = 50\noptimizer = \"adam\"",
+      {"s.toml:20:", "does not train", "no optimizer", "remove it", "requests"});
+  expect_serving_rejected("rate = 50", "rate = 50\nlearning_rate = 0.1",
+                          {"s.toml:20:", "does not train", "no learning_rate", "remove it"});
+  // rate: required, a number above 0.
+  expect_serving_rejected("rate = 50\n", "",
+                          {"s.toml:14:", "('serve')", "needs rate = requests per second"});
+  expect_serving_rejected("rate = 50", "rate = 0", {"s.toml:19:", "rate must be", "above 0"});
+  expect_serving_rejected("rate = 50", "rate = -3", {"s.toml:19:", "above 0"});
+  expect_serving_rejected("rate = 50", "rate = \"fast\"", {"s.toml:19:", "must be a number"});
+  // requests | duration: exactly one.
+  expect_serving_rejected("requests = 20\n", "",
+                          {"s.toml:14:", "exactly one of requests", "duration"});
+  expect_serving_rejected("requests = 20", "requests = 20\nduration = \"5s\"",
+                          {"s.toml:14:", "exactly one of requests"});
+  expect_serving_rejected("requests = 20", "requests = 0", {"s.toml:20:", "at least 1"});
+  expect_serving_rejected("requests = 20", "requests = 2.5", {"s.toml:20:", "whole number"});
+  expect_serving_rejected("duration = \"2s\"", "duration = \"-2s\"",
+                          {"s.toml:", "duration must be positive"});
+  // request_seed: a whole number >= 0.
+  expect_serving_rejected("request_seed = 7", "request_seed = -1",
+                          {"s.toml:21:", "request_seed must be", "0 or more"});
+  expect_serving_rejected("request_seed = 7", "request_seed = 1.5", {"s.toml:21:", "whole number"});
+  // Keys of inference jobs on a training job.
+  expect_serving_rejected("iterations = 5", "iterations = 5\nrate = 10",
+                          {"s.toml:13:", "only inference jobs take rate", "kind = \"inference\""});
+  expect_serving_rejected("iterations = 5", "requests = 5",
+                          {"s.toml:12:", "only inference jobs take requests"});
+  expect_serving_rejected("iterations = 5", "iterations = 5\nrequest_seed = 1",
+                          {"s.toml:13:", "only inference jobs take request_seed"});
+}
+
 TEST(Workload, MissingSectionsAreNamed) {
   EXPECT_THROW((void)parse_workload("[policy]\nname = \"temporal\"\n", "x.toml", vocabulary),
                config_error);

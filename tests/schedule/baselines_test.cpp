@@ -124,7 +124,7 @@ TEST(Registry, MakesEveryPolicyByNameAndRejectsUnknownOnes) {
     EXPECT_EQ(p->name(), name);
   }
   try {
-    (void)make_policy("fifo", {1000, 2, {}});
+    (void)make_policy("lifo", {1000, 2, {}});
     FAIL() << "made an unknown policy";
   } catch (const config_error& e) {
     EXPECT_NE(std::string(e.what()).find("known policies: exclusive"), std::string::npos);

@@ -149,7 +149,7 @@ TEST(Salus, TheRegistryMakesEachDisciplineAndFifoIsTheExclusiveBaseline) {
   for (const std::string name : {"srtf", "pack", "fair"}) {
     EXPECT_EQ(make_policy(name, context)->name(), name);
   }
-  EXPECT_EQ(make_policy("fifo", context)->name(), "exclusive");
+  EXPECT_EQ(make_policy("fifo", context)->name(), "fifo");
 }
 
 TEST(Salus, AJobOfUnknownNeedIsMeasuredAloneThenGetsALane) {

@@ -9,6 +9,12 @@
 // "The runtime").
 //
 // Time is seconds since the gate was made (steady clock).
+//
+// Job switches: Salus's claim is that switching jobs at iteration boundaries costs only the
+// scheduling decision. The gate measures it: when a job is let start an iteration after waiting
+// and woken by an event, and the latest event is another job's iteration end or departure, the
+// time from that event to the start is one sample (only the first start after each such event
+// counts). It covers waking the job's thread, the policy's decision and reporting the start.
 
 #include <chrono>
 #include <condition_variable>
@@ -18,11 +24,13 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "tandem/memory/device_pool.hpp"
+#include "tandem/runtime/results.hpp"
 #include "tandem/schedule/policy.hpp"
 
 namespace tandem::runtime {
@@ -67,12 +75,24 @@ class policy_gate {
   /// Wakes every waiting job with gate_closed(reason); later waits throw at once.
   void close(const std::string& reason);
 
+  /// The job-switch samples so far (see above), in seconds, in the order they happened.
+  [[nodiscard]] std::vector<double> switch_samples() const;
+  /// Their summary: count, mean, percentiles, largest.
+  [[nodiscard]] latency_summary switch_latency() const;
+
+  /// Why the policy holds `job` back beyond taking turns (policy::waiting_reason); empty when
+  /// it does not say.
+  [[nodiscard]] std::string waiting_reason(memory::job_id job) const;
+
  private:
   // Asks until the verdict is start, then runs `started`; the waiting every ask shares.
+  // `iteration`: a start of an iteration (not a group), where job switches are measured.
   double wait_locked(std::unique_lock<std::mutex>& lock, memory::job_id job,
                      const std::function<schedule::decision()>& ask,
-                     const std::function<void()>& started);
-  void notify_locked();        // an event happened: every waiting job asks again
+                     const std::function<void()>& started, bool iteration);
+  // An event happened: every waiting job asks again. `switch_from`: the job whose iteration end
+  // or departure it is, when a start it allows would be a job switch.
+  void notify_locked(std::optional<memory::job_id> switch_from = std::nullopt);
   void apply_limits_locked();  // the policy's memory limits onto the pool
   [[nodiscard]] bool stalled_locked() const;
 
@@ -81,7 +101,7 @@ class policy_gate {
   const std::size_t expected_jobs_;
   const std::chrono::steady_clock::time_point start_;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::uint64_t generation_ = 0;      // counts events; a waiter re-asks when it moves
   std::size_t arrived_ = 0;           // arrivals reported so far
@@ -91,6 +111,16 @@ class policy_gate {
   std::map<memory::job_id, std::uint64_t> waiting_for_event_;
   std::size_t timed_waiters_ = 0;  // parked until a time: they will ask again
   std::string closed_;             // non-empty once closed: the reason
+
+  // The latest event, for switch samples.
+  struct event_mark {
+    std::uint64_t generation = 0;
+    double at_s = 0;
+    std::optional<memory::job_id> switch_from;  // set for an iteration end or departure
+    bool counted = false;                       // a start after it was sampled
+  };
+  event_mark latest_;
+  std::vector<double> switch_samples_;
 };
 
 }  // namespace tandem::runtime

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tandem/memory/alloc_kind.hpp"
+#include "tandem/runtime/workload.hpp"
 #include "tandem/schedule/policy.hpp"
 
 namespace tandem::runtime {
@@ -51,8 +52,28 @@ struct iteration_detail {
 
 enum class job_status { completed, failed };
 
+/// A set of durations (request latencies, job-switch times) in seconds: how many, their mean,
+/// nearest-rank percentiles and the largest. Every time is 0 when there are none.
+struct latency_summary {
+  std::size_t count = 0;
+  double mean_s = 0;
+  double p50_s = 0;
+  double p95_s = 0;
+  double p99_s = 0;
+  double max_s = 0;
+  friend bool operator==(const latency_summary&, const latency_summary&) = default;
+};
+
+/// The nearest-rank `p`-th percentile of `values` (in any order): the smallest value that at
+/// least p% of the values are at or below, i.e. the ceil(p/100 * n)-th smallest (the smallest for
+/// p = 0). Throws usage_error when `values` is empty or `p` is outside [0, 100].
+[[nodiscard]] double percentile(std::vector<double> values, double p);
+/// Summarizes `values` (in any order); an empty list gives the all-zero summary.
+[[nodiscard]] latency_summary summarize_latencies(std::vector<double> values);
+
 struct job_result {
   std::string name;
+  job_kind kind = job_kind::training;
   std::string model;
   std::int64_t batch_size = 0;
   std::int64_t threads = 1;
@@ -80,6 +101,12 @@ struct job_result {
   /// TimeShift, fallbacks...); empty for policies with nothing to report.
   std::vector<schedule::policy_statistic> policy_stats;
   std::optional<iteration_detail> last_iteration;  ///< when recording allocations
+
+  /// Inference jobs: each served request's latency, from its arrival to the end of its forward
+  /// pass, in order of arrival (not in the JSON), and their summary (count: requests served).
+  /// Empty for training jobs.
+  std::vector<double> latencies_s;
+  std::optional<latency_summary> latency;
 };
 
 /// A budget change of the workload's schedule, when it took effect.
@@ -101,11 +128,28 @@ struct run_result {
   std::size_t peak_reserved_bytes = 0;  ///< all jobs together; never above the budget
   std::vector<job_result> jobs;
   std::vector<schedule::policy_statistic> policy_stats;  ///< over all jobs
+  /// Job switches the policy gate measured (`tandem run`): each the time from another job's
+  /// iteration end or departure to the iteration start it let happen (policy_gate.hpp). None in
+  /// simulated runs.
+  latency_summary switches;
 
   [[nodiscard]] std::size_t failed_jobs() const;
 };
 
+/// Salus's Table 2 metrics besides the makespan, over the completed training jobs (inference
+/// and failed jobs are left out). Computed from the jobs, so real and simulated runs get the
+/// same definitions.
+struct completion_metrics {
+  std::size_t jobs = 0;  ///< completed training jobs; the times are 0 when there are none
+  double mean_queuing_s =
+      0;                  ///< arrival to the policy's first start: first_start - setup - arrival
+  double mean_jct_s = 0;  ///< job completion time: end - arrival
+  double p95_jct_s = 0;   ///< nearest-rank 95th percentile of the completion times
+};
+[[nodiscard]] completion_metrics completion_metrics_of(const run_result& run);
+
 [[nodiscard]] const char* to_string(job_status status);
+[[nodiscard]] const char* to_string(job_kind kind);
 
 /// The results as JSON (see docs/results-schema.md).
 void write_json(const run_result& result, std::ostream& out);

@@ -5,9 +5,14 @@
 // For every job, at its arrival time: the pool gets a local area for it, the policy hears of
 // it, and a thread starts that binds itself to the job (every tensor it makes lands in the pool
 // under the job), then loops: wait for the policy's start, build the model and optimizer on the
-// first start, train one iteration, report it. A job that fails (an allocation the pool cannot
+// first start, train one iteration, report it. An inference job builds its model on its first
+// start and runs one warm-up forward pass (its iteration 0), then serves requests arriving as a
+// Poisson process: for each, it sleeps until the request arrives, waits for the policy's start,
+// runs one forward pass without gradients and reports it as an iteration; the latency (arrival
+// to the end of the pass) goes into its result. A job that fails (an allocation the pool cannot
 // meet, a bad option the model rejects) drops its tensors, releases its memory and departs; the
-// others carry on. Needs libtorch (tandem_training).
+// others carry on. The policy gate's job-switch samples go into the run's result. Needs
+// libtorch (tandem_training).
 
 #include <cstddef>
 #include <functional>

@@ -4,9 +4,12 @@
 //   [device]                       kind, capacity, budget, region_size, copy_bandwidth,
 //                                  budget_schedule = [{ at = "10s", budget = "50%" }, ...]
 //   [policy]                       name, and any option of that policy
-//   [[job]]                        name, kind, model, batch_size, optimizer, learning_rate,
-//                                  iterations | duration, arrival, priority, threads;
-//                                  inference jobs: requests | duration, rate, request_seed
+//   [[job]]                        name, kind, model, batch_size, arrival, priority, threads,
+//                                  and by kind (each kind refuses the other's keys):
+//                                  kind = "training" (default): optimizer, learning_rate,
+//                                    iterations | duration
+//                                  kind = "inference": rate (requests/s), requests | duration,
+//                                    request_seed (default: the job's index in the file)
 //   [job.model_options]            options of the model (image_side, depth, hidden, ...)
 //
 // parse_workload checks the structure and every value it can judge by itself; names that other
@@ -77,7 +80,8 @@ struct job_spec {
   std::int64_t priority = 0;       ///< higher runs first where a policy uses it
   std::int64_t threads = 1;        ///< intra-op threads: the job's share of compute
   double request_rate = 0;         ///< inference: mean requests per second (Poisson arrivals)
-  std::uint64_t request_seed = 0;  ///< inference: seeds the request arrival times
+  std::uint64_t request_seed = 0;  ///< inference: seeds the request arrival times (default:
+                                   ///< the job's index in the file)
   std::size_t line = 0;            ///< where the [[job]] table starts
 };
 

@@ -20,12 +20,15 @@ namespace tandem::schedule {
 
 class exclusive_policy final : public policy {
  public:
-  [[nodiscard]] std::string_view name() const override { return "exclusive"; }
+  /// `name`: what results call it ("exclusive", or Salus's "fifo", the same policy).
+  explicit exclusive_policy(std::string_view name = "exclusive") : name_(name) {}
+  [[nodiscard]] std::string_view name() const override { return name_; }
   void on_arrival(const job_info& job, double now_s) override;
   void on_departure(job_id job, double now_s) override;
   [[nodiscard]] decision may_start(job_id job, double now_s) override;
 
  private:
+  std::string_view name_;     // a literal: outlives the policy
   std::deque<job_id> queue_;  // arrival order; the front job owns the device
 };
 

@@ -19,9 +19,9 @@
 // E the most an iteration takes on top (iteration reports: held regions). Salus knows them in
 // advance; here they come from job_info::need, else from an earlier job with the same signature,
 // else from a probe: the job's first iteration (which builds it) runs while no other iteration
-// runs, admitted only while the memory held leaves room for the largest need seen so far (as
-// scrooge admits unbuilt jobs). Needs are updated after every iteration; a job whose iteration
-// outgrew its lane is moved at that boundary.
+// runs, and only while a job as large as the largest need seen would be admitted (so that a
+// probed job seldom waits outside the lanes holding its persistent memory). Needs are updated after
+// every iteration; a job whose iteration outgrew its lane is moved at that boundary.
 //
 // Admission (Salus Algorithm 1) happens at every event: jobs with known needs that are not in a
 // lane are tried in arrival order after lanes are defragmented; one that does not fit waits
@@ -31,7 +31,8 @@
 // The budget stays a hard guarantee even while lanes are being reorganized: an iteration starts
 // only while the persistent memory of every built job, the needs of the iterations running and
 // its own need fit the budget. A built job without a lane (its probe or a grown iteration left it
-// out) runs its iterations alone, so it always finishes.
+// out) waits for admission like the others, its persistent memory taken off the capacity the
+// lanes see; once no job holds a lane it runs its iterations alone, so it always finishes.
 
 #include <cstddef>
 #include <cstdint>
@@ -110,7 +111,8 @@ class salus_policy final : public policy {
   [[nodiscard]] std::size_t resident_bytes() const;
   /// Resident bytes plus the ephemeral needs of the iterations running.
   [[nodiscard]] std::size_t committed_bytes() const;
-  [[nodiscard]] std::size_t largest_known_need() const;
+  /// Whether a probe may go: a job as large as the largest need seen would be admitted now.
+  [[nodiscard]] bool probe_may_go() const;
   [[nodiscard]] bool fits_now(const job_state& s) const;
   [[nodiscard]] std::vector<const job_state*> in_arrival_order() const;
   /// The job that goes next alone (a probe or a built job without a lane), if one may.
@@ -129,7 +131,7 @@ class salus_policy final : public policy {
   double now_s_ = 0;  // the latest time the driver passed in
   std::size_t most_lanes_ = 0;
   std::int64_t admissions_ = 0;
-  std::int64_t refusals_ = 0;  // asks answered "wait for memory"
+  std::int64_t refusals_ = 0;  // times a job began to wait for memory
   std::int64_t probes_ = 0;
   std::int64_t reorganizations_ = 0;
 };
