@@ -86,8 +86,19 @@ void salus_policy::on_iteration_start(job_id job, double now_s) {
   s.running = true;
   s.built = true;
   s.asking = false;
-  s.ran_last = false;
   if (!s.first_start_s) s.first_start_s = now_s;
+  if (const auto lane = lanes_.lane_of(job)) {
+    // The lane's previous job wanted to go on (a training job always does) unless it left:
+    // this start preempted it at its iteration boundary.
+    auto& last = last_in_lane_[*lane];
+    if (last && *last != job) {
+      const auto previous = jobs_.find(*last);
+      if (previous != jobs_.end() && !previous->second.info.inference) {
+        ++previous->second.stats.preemptions;
+      }
+    }
+    last = job;
+  }
   if (s.solo) {
     ++s.stats.solo_iterations;
     if (!s.need) ++probes_;
@@ -100,7 +111,6 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
   auto& s = state_of(job, "on_iteration_end");
   s.running = false;
   s.solo = false;
-  s.ran_last = true;
   const double duration = std::max(0.0, report.end_s - report.start_s);
   s.stats.service_s += duration;
   ++s.iterations_done;
@@ -374,13 +384,7 @@ decision salus_policy::may_start(job_id job, double now_s) {
     return found != jobs_.end() && found->second.running;
   });
   if (lane_busy) return wait("");
-  if (next_in_lane(l) != job) {
-    if (s.ran_last) {
-      ++s.stats.preemptions;
-      s.ran_last = false;
-    }
-    return wait("");
-  }
+  if (next_in_lane(l) != job) return wait("");
   // After a reorganization the iterations of lanes merged away may still run: start only once
   // everything held and running leaves room (the budget is never promised twice).
   if (!fits_now(s)) return wait("");

@@ -12,6 +12,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/memory_monitor.hpp"
+#include "tandem/schedule/registry.hpp"
 
 namespace tandem::runtime {
 namespace {
@@ -95,9 +96,7 @@ TEST_P(EveryPolicy, TwoJobsTrainTheirLossesFallAndTheTimelineStaysWithinTheBudge
   EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Session, EveryPolicy,
-                         ::testing::Values("exclusive", "temporal", "spatial", "static", "scrooge",
-                                           "nodegroup"));
+INSTANTIATE_TEST_SUITE_P(Session, EveryPolicy, ::testing::ValuesIn(schedule::policy_names()));
 
 TEST(Session, TemporalNeverRunsTwoIterationsAtOnce) {
   const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"temporal\"\n" +
@@ -426,6 +425,54 @@ TEST(Session, ADurationBoundInferenceJobServesUntilItsDurationEnds) {
   EXPECT_EQ(job.latency->count, static_cast<std::size_t>(job.iterations));
   // About 15 requests are expected; none is a vanishingly rare outcome (e^-15).
   EXPECT_GE(job.iterations, 1);
+}
+
+double statistic_of(const std::vector<schedule::policy_statistic>& stats, const char* name) {
+  for (const auto& s : stats) {
+    if (s.name == name) return s.value;
+  }
+  ADD_FAILURE() << "no statistic " << name;
+  return -1;
+}
+
+// Salus §5.1.2: a short job arriving while a long one trains finishes first under SRTF (the long
+// job is preempted at its next iteration boundary) and after it under FIFO.
+TEST(Session, SrtfRunsAShortArrivalBeforeTheLongJobAndFifoAfterIt) {
+  const auto jobs = mlp_job("long", 96, 600) + mlp_job("short", 32, 20, "arrival = 0.1\n");
+  std::map<std::string, run_result> runs;
+  for (const char* policy : {"fifo", "srtf"}) {
+    runs[policy] = run_workload(
+        parse(device_table("256MiB") + "[policy]\nname = \"" + policy + "\"\n" + jobs));
+    for (const auto& job : runs[policy].jobs) {
+      ASSERT_EQ(job.status, job_status::completed)
+          << policy << " " << job.name << ": " << job.error;
+    }
+  }
+  const auto& fifo = runs["fifo"];
+  const auto& srtf = runs["srtf"];
+  EXPECT_GT(job_named(fifo, "short").end_s, job_named(fifo, "long").end_s);
+  EXPECT_LT(job_named(srtf, "short").end_s, job_named(srtf, "long").end_s);
+  EXPECT_GE(statistic_of(job_named(srtf, "long").policy_stats, "preemptions"), 1);
+  // The short job's wait is what SRTF saves: its completion time drops.
+  const auto jct = [](const run_result& run) {
+    const auto& job = job_named(run, "short");
+    return job.end_s - job.arrival_s;
+  };
+  EXPECT_LT(jct(srtf), jct(fifo));
+  // The gate measured the switches between the two (to the short job and back).
+  EXPECT_GE(srtf.switches.count, 1u);
+}
+
+// Salus §5.3: small models packed in lanes serve their requests side by side.
+TEST(Session, PackServesSeveralInferenceModelsInLanesOfTheirOwn) {
+  const auto spec =
+      parse(device_table("128MiB") + "[policy]\nname = \"pack\"\n" + mlp_server("s1", 32, 50, 20) +
+            mlp_server("s2", 48, 50, 20) + mlp_server("s3", 64, 50, 20));
+  const auto run = run_workload(spec);
+  ASSERT_EQ(run.jobs.size(), 3u);
+  for (const auto& job : run.jobs) expect_served(job, 20);
+  EXPECT_GE(statistic_of(run.policy_stats, "lanes_most"), 2);
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
 }
 
 }  // namespace

@@ -54,7 +54,7 @@ enum class salus_discipline { srtf, pack, fair };
 /// What the policy did for one job.
 struct salus_job_stats {
   double service_s = 0;              ///< device time: the sum of its iterations' durations
-  std::int64_t preemptions = 0;      ///< boundaries where it wanted to go on but another went
+  std::int64_t preemptions = 0;      ///< its lane's next iteration went to another job
   std::int64_t solo_iterations = 0;  ///< probes and iterations run alone, outside the lanes
   std::int64_t lane_moves = 0;       ///< times it was moved to another lane
 };
@@ -86,9 +86,8 @@ class salus_policy final : public policy {
     bool built = false;               // has started an iteration: holds its persistent memory
     bool laned = false;
     bool running = false;
-    bool solo = false;      // runs (or was let start) alone: a probe or outside the lanes
-    bool asking = false;    // asked since its last iteration ended and has not started
-    bool ran_last = false;  // its iteration ended and it has not started another since
+    bool solo = false;    // runs (or was let start) alone: a probe or outside the lanes
+    bool asking = false;  // asked since its last iteration ended and has not started
     double asking_since_s = 0;
     std::optional<double> first_start_s;
     std::int64_t iterations_done = 0;
@@ -128,6 +127,7 @@ class salus_policy final : public policy {
   std::map<job_id, job_state> jobs_;
   std::map<std::string, known_kind> by_signature_;
   std::map<job_id, salus_job_stats> departed_;
+  std::map<std::size_t, std::optional<job_id>> last_in_lane_;  // by lane id: who ran last
   double now_s_ = 0;  // the latest time the driver passed in
   std::size_t most_lanes_ = 0;
   std::int64_t admissions_ = 0;
