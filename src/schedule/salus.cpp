@@ -219,6 +219,14 @@ std::vector<const salus_policy::job_state*> salus_policy::in_arrival_order() con
   return order;
 }
 
+bool salus_policy::probing(const std::string& signature) const {
+  if (signature.empty()) return false;
+  return std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+    const job_state& s = entry.second;
+    return s.running && s.solo && !s.measured && s.info.signature == signature;
+  });
+}
+
 bool salus_policy::probe_may_go() const {
   if (resident_bytes() == 0) return true;  // nothing held: the whole budget is its own
   // Only while a job as large as the largest seen would be admitted now, so that a probed job
@@ -244,7 +252,9 @@ std::optional<job_id> salus_policy::next_solo() const {
   for (const job_state* s : in_arrival_order()) {
     if (s->running || s->laned || !s->asking) continue;
     if (!s->need) {
-      // A probe: its need is unknown until it has run.
+      // A probe: its need is unknown until it has run. A job like one being probed waits for
+      // that probe's figures instead (a batch of identical jobs probes once).
+      if (probing(s->info.signature)) continue;
       if (probe_may_go()) return s->info.id;
     } else if (s->built && !anyone_laned) {
       // Built but without a lane, and no lane left to wait for: alone, beside every job's
@@ -293,6 +303,13 @@ void salus_policy::admit_waiting(double now_s) {
   // Lane space given up by departures and shrunken needs returns here (auto defragmentation at
   // an iteration boundary); moving a lane copies nothing, its memory is free between iterations.
   lanes_.defragment();
+  // Jobs that arrived while one like them was being probed take its figures.
+  for (auto& [id, s] : jobs_) {
+    if (s.need || s.info.signature.empty()) continue;
+    if (const auto known = by_signature_.find(s.info.signature); known != by_signature_.end()) {
+      s.need = known->second.need;
+    }
+  }
   // Built jobs outside the lanes hold persistent memory that the safety condition must count.
   std::size_t outside = 0;
   for (const auto& [id, s] : jobs_) {

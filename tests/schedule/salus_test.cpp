@@ -188,6 +188,26 @@ TEST(Salus, AJobWithTheSignatureOfAMeasuredOneNeedsNoProbe) {
   EXPECT_EQ(statistic(p.system_statistics(), "probes"), 1);
 }
 
+TEST(Salus, IdenticalJobsArrivingTogetherAreProbedOnce) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  for (job_id id = 1; id <= 3; ++id) {
+    auto info = job_info::make(id, "trial" + std::to_string(id), 0, 5);
+    info.signature = "resnet20 b16";
+    p.on_arrival(info, 0);
+  }
+  ASSERT_TRUE(starts(p, 1, 0));
+  // The others wait for the probe's figures rather than probing themselves.
+  EXPECT_FALSE(starts(p, 2, 0));
+  EXPECT_FALSE(starts(p, 3, 0));
+  p.on_iteration_end(1, report(0, 1, mib(10, 20)), 1);
+  // 30 persistent + 3 lanes of 20 = 90 <= 100: each its own lane, all at once.
+  EXPECT_EQ(p.lanes().lanes().size(), 3U);
+  EXPECT_TRUE(starts(p, 2, 1));
+  EXPECT_TRUE(starts(p, 3, 1));
+  EXPECT_TRUE(starts(p, 1, 1));
+  EXPECT_EQ(statistic(p.system_statistics(), "probes"), 1);
+}
+
 TEST(Salus, PackRunsLanesAtOnceAndALanesFirstJobUntilItLeaves) {
   salus_policy p(100 * MiB, salus_discipline::pack);
   p.on_arrival(known(1, "a", 0, 2, mib(10, 40)), 0);

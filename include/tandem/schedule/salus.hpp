@@ -110,6 +110,8 @@ class salus_policy final : public policy {
   [[nodiscard]] std::size_t resident_bytes() const;
   /// Resident bytes plus the ephemeral needs of the iterations running.
   [[nodiscard]] std::size_t committed_bytes() const;
+  /// Whether a job of `signature` is being probed now.
+  [[nodiscard]] bool probing(const std::string& signature) const;
   /// Whether a probe may go: a job as large as the largest need seen would be admitted now.
   [[nodiscard]] bool probe_may_go() const;
   [[nodiscard]] bool fits_now(const job_state& s) const;
