@@ -32,7 +32,7 @@ runs_of() {  # policy -> "policy=file1,file2,..."
 section "1. long job + short arrivals, real on cpu (bench/salus/long_and_short.toml), $repeat rounds"
 for round in $(seq "$repeat"); do
   for policy in $policies; do
-    "$tandem" run bench/salus/long_and_short.toml --policy "$policy" \
+    "$tandem" run bench/salus/long_and_short.toml --policy "$policy" --quiet \
       --json "$work/trace_${policy}_$round.json" > /dev/null
   done
 done
@@ -62,7 +62,7 @@ echo "-- real, cpu: 8 x resnet20 (16 px) batch 16, 150 iterations, budget 128 Mi
 bench/salus/make_batch.py --jobs 8 --model resnet20 --batch 16 --iterations 150 \
   --option image_side=16 --cpu --capacity 1GiB --budget 128MiB > "$work/hp_cpu.toml"
 for policy in fifo pack; do
-  "$tandem" run "$work/hp_cpu.toml" --policy "$policy" --json "$work/hp_${policy}_1.json" \
+  "$tandem" run "$work/hp_cpu.toml" --policy "$policy" --quiet --json "$work/hp_${policy}_1.json" \
     > /dev/null
 done
 python3 bench/salus/report.py $(for p in fifo pack; do runs_of "$p" hp; done)
@@ -70,11 +70,11 @@ python3 bench/salus/report.py $(for p in fifo pack; do runs_of "$p" hp; done)
 section "4. inference: small models served under pack, budget 64 MiB, p95 bound ${bound_ms} ms"
 echo "-- resnet20 (16 px), one sample per request, 10 requests/s per model, 100 requests each"
 served=0
-for models in 1 2 4 8 16 32; do
+for models in 1 2 4 8 16 32 48 64; do
   bench/salus/make_batch.py --kind inference --jobs "$models" --model resnet20 --batch 1 \
     --rate 10 --requests 100 --option image_side=16 --cpu --capacity 1GiB --budget 64MiB \
     --policy pack > "$work/serve_$models.toml"
-  "$tandem" run "$work/serve_$models.toml" --json "$work/serve_$models.json" > /dev/null || true
+  "$tandem" run "$work/serve_$models.toml" --quiet --json "$work/serve_$models.json" > /dev/null || true
   line=$(python3 bench/salus/report.py --latency "$work/serve_$models.json")
   echo "$line"
   worst=$(python3 -c "import json; r=json.load(open('$work/serve_$models.json')); \

@@ -1,6 +1,7 @@
 #include "tandem/schedule/salus.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <tuple>
 
@@ -68,6 +69,12 @@ void salus_policy::on_arrival(const job_info& job, double now_s) {
     }
   }
   jobs_.emplace(job.id, std::move(s));
+  // Kept in order of (arrival, id): admission and probes go first come, first served.
+  const auto later = std::find_if(arrival_order_.begin(), arrival_order_.end(), [&](job_id other) {
+    const auto& o = jobs_.at(other).info;
+    return std::tie(o.arrival_s, o.id) > std::tie(job.arrival_s, job.id);
+  });
+  arrival_order_.insert(later, job.id);
   admit_waiting(now_s);
 }
 
@@ -77,6 +84,7 @@ void salus_policy::on_departure(job_id job, double now_s) {
   if (s.laned) lanes_.release(job);
   departed_[job] = s.stats;
   jobs_.erase(job);
+  std::erase(arrival_order_, job);
   admit_waiting(now_s);
 }
 
@@ -209,16 +217,6 @@ bool salus_policy::fits_now(const job_state& s) const {
   return committed <= budget_ && need <= budget_ - committed;
 }
 
-std::vector<const salus_policy::job_state*> salus_policy::in_arrival_order() const {
-  std::vector<const job_state*> order;
-  order.reserve(jobs_.size());
-  for (const auto& [id, s] : jobs_) order.push_back(&s);
-  std::stable_sort(order.begin(), order.end(), [](const job_state* a, const job_state* b) {
-    return std::tie(a->info.arrival_s, a->info.id) < std::tie(b->info.arrival_s, b->info.id);
-  });
-  return order;
-}
-
 bool salus_policy::probing(const std::string& signature) const {
   if (signature.empty()) return false;
   return std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
@@ -249,7 +247,8 @@ std::optional<job_id> salus_policy::next_solo() const {
   const bool anyone_laned =
       std::any_of(jobs_.begin(), jobs_.end(), [](const auto& entry) { return entry.second.laned; });
   const std::size_t resident = resident_bytes();
-  for (const job_state* s : in_arrival_order()) {
+  for (const auto id : arrival_order_) {
+    const job_state* s = &jobs_.at(id);
     if (s->running || s->laned || !s->asking) continue;
     if (!s->need) {
       // A probe: its need is unknown until it has run. A job like one being probed waits for
@@ -316,8 +315,8 @@ void salus_policy::admit_waiting(double now_s) {
     if (s.built && !s.laned && s.need) outside += s.need->persistent;
   }
   lanes_.set_capacity(budget_ > outside ? budget_ - outside : 0);
-  for (const job_state* waiting : in_arrival_order()) {
-    auto& s = jobs_.at(waiting->info.id);
+  for (const auto id : arrival_order_) {
+    auto& s = jobs_.at(id);
     if (s.laned || !s.need || s.running) continue;
     const memory_need need = *s.need;
     if (need.persistent > budget_ || need.ephemeral > budget_ - need.persistent) {
@@ -338,11 +337,18 @@ void salus_policy::admit_waiting(double now_s) {
     }
     if (s.built) lanes_.set_capacity(lanes_.capacity() - need.persistent);
     if (s.reason.empty()) ++refusals_;
-    s.reason = "waiting for memory: needs " + format_bytes(need.persistent) + " persistent + " +
-               format_bytes(need.ephemeral) + " per iteration, while the admitted jobs keep " +
-               format_bytes(lanes_.persistent_total() + outside) + " persistent and " +
-               format_bytes(lanes_.lanes_total()) + " of lanes out of a budget of " +
-               format_bytes(budget_) + "; it is admitted when memory frees";
+    // Refused again at every event while it waits: the words only when the figures change.
+    const std::array<std::size_t, 5> figures{need.persistent, need.ephemeral,
+                                             lanes_.persistent_total() + outside,
+                                             lanes_.lanes_total(), budget_};
+    if (s.reason.empty() || figures != s.refused_figures) {
+      s.refused_figures = figures;
+      s.reason = "waiting for memory: needs " + format_bytes(need.persistent) + " persistent + " +
+                 format_bytes(need.ephemeral) + " per iteration, while the admitted jobs keep " +
+                 format_bytes(figures[2]) + " persistent and " + format_bytes(figures[3]) +
+                 " of lanes out of a budget of " + format_bytes(budget_) +
+                 "; it is admitted when memory frees";
+    }
   }
   static_cast<void>(now_s);
   most_lanes_ = std::max(most_lanes_, lanes_.lanes().size());

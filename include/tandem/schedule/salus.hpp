@@ -34,6 +34,7 @@
 // out) waits for admission like the others, its persistent memory taken off the capacity the
 // lanes see; once no job holds a lane it runs its iterations alone, so it always finishes.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -94,6 +95,7 @@ class salus_policy final : public policy {
     double first_iteration_s = 0;
     double measured_s = 0;  // total duration of its iterations after the first
     std::string reason;     // why it waits, when it waits for more than its turn
+    std::array<std::size_t, 5> refused_figures{};  // what `reason` was written from
     salus_job_stats stats;
   };
   struct known_kind {  // what a job of a signature was measured to need
@@ -115,7 +117,6 @@ class salus_policy final : public policy {
   /// Whether a probe may go: a job as large as the largest need seen would be admitted now.
   [[nodiscard]] bool probe_may_go() const;
   [[nodiscard]] bool fits_now(const job_state& s) const;
-  [[nodiscard]] std::vector<const job_state*> in_arrival_order() const;
   /// The job that goes next alone (a probe or a built job without a lane), if one may.
   [[nodiscard]] std::optional<job_id> next_solo() const;
   /// The member of `l` that goes next by the discipline, among those that want to run.
@@ -127,6 +128,7 @@ class salus_policy final : public policy {
   salus_discipline discipline_;
   lane_assignment lanes_;
   std::map<job_id, job_state> jobs_;
+  std::vector<job_id> arrival_order_;  // present jobs by (arrival, id)
   std::map<std::string, known_kind> by_signature_;
   std::map<job_id, salus_job_stats> departed_;
   std::map<std::size_t, std::optional<job_id>> last_in_lane_;  // by lane id: who ran last
