@@ -24,16 +24,22 @@ def table(args):
         policy, files = spec.split("=", 1)
         results = [r for path in files.split(",") for r in load(path)]
         med = lambda key: statistics.median(r[key] for r in results)
+        switches = [r["switches"] for r in results if r.get("switches", {}).get("count")]
+        switch = (f"{statistics.median(x['p50_s'] for x in switches) * 1e3:.3f}/"
+                  f"{statistics.median(x['p95_s'] for x in switches) * 1e3:.3f} ms"
+                  if switches else "-")
         rows.append((policy, med("makespan_s"), med("mean_queuing_s"), med("mean_jct_s"),
-                     med("p95_jct_s"), sum(r["failed_jobs"] for r in results), len(results)))
+                     med("p95_jct_s"), sum(r["failed_jobs"] for r in results), len(results),
+                     switch))
     base = rows[0]
     print(f"{'policy':<8}{'makespan':>12}{'avg queuing':>14}{'avg JCT':>12}{'95% JCT':>12}"
-          f"{'JCT ratio':>11}{'makespan ratio':>16}{'failed':>8}{'runs':>6}")
-    for policy, makespan, queuing, jct, p95, failed, runs in rows:
+          f"{'JCT ratio':>11}{'makespan ratio':>16}{'failed':>8}{'runs':>6}"
+          "  switch p50/p95")
+    for policy, makespan, queuing, jct, p95, failed, runs, switch in rows:
         print(f"{policy:<8}{makespan / scale:>11.1f}{args.unit[0]}{queuing / scale:>13.1f}"
               f"{args.unit[0]}{jct / scale:>11.1f}{args.unit[0]}{p95 / scale:>11.1f}{args.unit[0]}"
               f"{base[3] / jct if jct > 0 else 0:>10.2f}x{base[1] / makespan if makespan else 0:>15.2f}x"
-              f"{failed:>8}{runs:>6}")
+              f"{failed:>8}{runs:>6}  {switch}")
 
 
 def latency(args):
