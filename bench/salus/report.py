@@ -4,7 +4,9 @@
 for it, with the average-JCT and makespan ratios against the first policy.
 
     report.py --unit s|min POLICY=FILE[,FILE...] ...
-    report.py --latency FILE     (per-model request latencies of an inference run)
+    report.py --latency FILE [--bound-ms 50] [--max-wait-s 1]
+                                 (an inference run: exit 0 when every model was admitted at
+                                 once and served with its p95 latency within the bound)
 """
 import argparse
 import json
@@ -43,27 +45,45 @@ def table(args):
 
 
 def latency(args):
+    """One line per inference run; exit status 0 when every model was served within the bound:
+    none failed, each was admitted within --max-wait-s of its arrival (all live together) and
+    every model's p95 latency is at most --bound-ms."""
+    within = True
     for result in load(args.latency):
-        served = [j for j in result["jobs"] if j.get("latency")]
-        p95s = [j["latency"]["p95_s"] for j in served]
-        print(f"models {len(result['jobs'])}  completed {len(served)}  failed "
-              f"{result['failed_jobs']}  worst p50 {max(j['latency']['p50_s'] for j in served) * 1e3:.1f} ms"
-              f"  worst p95 {max(p95s) * 1e3:.1f} ms  worst p99 "
-              f"{max(j['latency']['p99_s'] for j in served) * 1e3:.1f} ms  peak held "
+        jobs = result["jobs"]
+        served = [j for j in jobs if j.get("latency")]
+        waits = [j["first_start_s"] - j["setup_s"] - j["arrival_s"] for j in served]
+        # The most models live at once: their spans from going live to their last request.
+        edges = sorted([(j["first_start_s"], 1) for j in served] + [(j["end_s"], -1) for j in served])
+        live = most = 0
+        for _, step in edges:
+            live += step
+            most = max(most, live)
+        p95 = max([j["latency"]["p95_s"] for j in served] or [float("inf")])
+        print(f"models {len(jobs)}  live together {most}  failed {result['failed_jobs']}  "
+              f"longest admission wait {max(waits or [0]):.2f} s  worst p50 "
+              f"{max([j['latency']['p50_s'] for j in served] or [0]) * 1e3:.1f} ms  worst p95 "
+              f"{p95 * 1e3:.1f} ms  worst p99 "
+              f"{max([j['latency']['p99_s'] for j in served] or [0]) * 1e3:.1f} ms  peak held "
               f"{result['peak_reserved_bytes'] / 2**20:.0f} MiB of {result['budget_bytes'] / 2**20:.0f} MiB")
+        within = within and result["failed_jobs"] == 0 and len(served) == len(jobs) and \
+            max(waits or [0]) <= args.max_wait_s and p95 * 1e3 <= args.bound_ms
+    return 0 if within else 1
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--unit", choices=["s", "min"], default="s")
     parser.add_argument("--latency")
+    parser.add_argument("--bound-ms", type=float, default=50.0)
+    parser.add_argument("--max-wait-s", type=float, default=1.0)
     parser.add_argument("runs", nargs="*")
     args = parser.parse_args()
     if args.latency:
-        latency(args)
-    else:
-        table(args)
+        return latency(args)
+    table(args)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -7,8 +7,8 @@
 #   3. a hyper-parameter batch (identical jobs arriving together), pack against fifo makespan:
 #      simulated (40 small MobileNetV2s, 20 ResNet-50s on the P100) and real (8 small
 #      ResNet-20s on the CPU);
-#   4. inference: how many small models one budget serves under pack with every model's p95
-#      latency under BOUND_MS (requests at RATE per second per model, Poisson).
+#   4. inference: how many small models one budget serves under pack, all admitted at once and
+#      each with its p95 latency under BOUND_MS (10 requests per second per model, Poisson).
 #
 #   bench/salus/report.sh [BUILD_DIR] [REPEAT] [BOUND_MS]     (defaults: build, 3, 50)
 set -euo pipefail
@@ -70,17 +70,15 @@ python3 bench/salus/report.py $(for p in fifo pack; do runs_of "$p" hp; done)
 section "4. inference: small models served under pack, budget 64 MiB, p95 bound ${bound_ms} ms"
 echo "-- resnet20 (16 px), one sample per request, 10 requests/s per model, 100 requests each"
 served=0
-for models in 1 2 4 8 16 32 48 64; do
+for models in 1 2 4 8 16 24 32 48; do
   bench/salus/make_batch.py --kind inference --jobs "$models" --model resnet20 --batch 1 \
     --rate 10 --requests 100 --option image_side=16 --cpu --capacity 1GiB --budget 64MiB \
     --policy pack > "$work/serve_$models.toml"
-  "$tandem" run "$work/serve_$models.toml" --quiet --json "$work/serve_$models.json" > /dev/null || true
-  line=$(python3 bench/salus/report.py --latency "$work/serve_$models.json")
-  echo "$line"
-  worst=$(python3 -c "import json; r=json.load(open('$work/serve_$models.json')); \
-print(max([j['latency']['p95_s'] for j in r['jobs'] if j.get('latency')] or [1e9]) * 1e3 \
-if r['failed_jobs'] == 0 else 1e9)")
-  if python3 -c "import sys; sys.exit(0 if $worst <= $bound_ms else 1)"; then
+  "$tandem" run "$work/serve_$models.toml" --quiet --json "$work/serve_$models.json" \
+    > /dev/null || true
+  # Served: every model admitted within a second of arriving (live together) and every p95
+  # within the bound.
+  if python3 bench/salus/report.py --latency "$work/serve_$models.json" --bound-ms "$bound_ms"; then
     served=$models
   else
     break
