@@ -41,30 +41,28 @@ std::optional<std::size_t> lane_assignment::admit(job_id job, std::size_t persis
     lanes_.push_back({id, ephemeral, lanes_total(), {}});
     return join(id);
   }
-  // 2. The smallest lane that is large enough, if its persistent memory fits beside the lanes.
-  if (committed <= capacity_) {
-    const lane* best = nullptr;
-    for (const auto& l : lanes_) {
-      if (l.size >= ephemeral && (best == nullptr || l.size < best->size)) best = &l;
-    }
-    if (best != nullptr) return join(best->id);
-  }
+  if (committed > capacity_) return std::nullopt;  // not even its persistent memory fits
 
-  // 3. No lane is large enough, or the lanes leave no room for its persistent memory: share one
-  // lane with the m largest lanes merged (m = 1: the largest grows to the job's need). Each lane
-  // merged in frees its size; the merged lane costs the largest of its sizes and the job's need.
+  // 2. The smallest lane that is large enough.
+  const lane* best = nullptr;
+  for (const auto& l : lanes_) {
+    if (l.size >= ephemeral && (best == nullptr || l.size < best->size)) best = &l;
+  }
+  if (best != nullptr) return join(best->id);
+
+  // 3. Every lane is smaller than the job's need: share one lane with the m largest lanes merged
+  // (m = 1: the largest grows). Each lane merged in frees its size; the merged lane costs
+  // `ephemeral`, more than any of them.
   std::vector<const lane*> largest;
   largest.reserve(lanes_.size());
   for (const auto& l : lanes_) largest.push_back(&l);
   std::stable_sort(largest.begin(), largest.end(),
                    [](const lane* a, const lane* b) { return a->size > b->size; });
   std::size_t merged_bytes = 0;
-  const std::size_t merged_size = largest.empty() ? 0 : std::max(ephemeral, largest.front()->size);
   for (std::size_t m = 1; m <= largest.size(); ++m) {
     merged_bytes += largest[m - 1]->size;
-    // committed - merged_bytes + merged_size <= capacity_, with merged_bytes <= lanes_total().
-    const std::size_t rest = committed - merged_bytes;
-    if (rest > capacity_ || merged_size > capacity_ - rest) continue;
+    // committed - merged_bytes + ephemeral <= capacity_, with merged_bytes <= lanes_total().
+    if (ephemeral > capacity_ - (committed - merged_bytes)) continue;
     // Ids from here on: erasing lanes moves what `largest` points to.
     const std::size_t target = largest.front()->id;
     std::vector<std::size_t> absorbed;
@@ -74,7 +72,7 @@ std::optional<std::size_t> lane_assignment::admit(job_id job, std::size_t persis
       return std::binary_search(absorbed.begin(), absorbed.end(), l.id);
     };
     auto& into = lane_by_id(target);
-    into.size = merged_size;
+    into.size = ephemeral;
     for (const auto& l : lanes_) {
       if (!is_absorbed(l)) continue;
       for (const auto moved : l.jobs) {

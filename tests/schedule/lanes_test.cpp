@@ -106,20 +106,6 @@ TEST(Lanes, ReorganizingMergesTheLargestLanesWhenGrowingOneIsNotEnough) {
   EXPECT_TRUE(lanes.safe());
 }
 
-TEST(Lanes, ReorganizingMergesLanesToMakeRoomForAPersistentNeed) {
-  lane_assignment lanes(100 * MiB);
-  ASSERT_EQ(lanes.admit(1, 10 * MiB, 30 * MiB), 0U);
-  ASSERT_EQ(lanes.admit(2, 10 * MiB, 20 * MiB), 1U);
-  ASSERT_EQ(lanes.admit(3, 10 * MiB, 10 * MiB), 2U);
-  // 30 persistent + 60 in lanes = 90. A job of 15 persistent + 10 fits every lane but its
-  // persistent memory fits beside none: 105. Merging the two largest lanes into one of 30 gives
-  // 20 back: 45 + 30 + 10 = 85.
-  EXPECT_EQ(lanes.admit(4, 15 * MiB, 10 * MiB), 0U);
-  EXPECT_EQ(view(lanes), (lanes_t{{0, 30, 0, {1, 2, 4}}, {2, 10, 30, {3}}}));
-  EXPECT_EQ(lanes.persistent_total() + lanes.lanes_total(), 85 * MiB);
-  EXPECT_TRUE(lanes.safe());
-}
-
 TEST(Lanes, AJobThatFitsNowhereNowIsNotAdmittedAndChangesNothing) {
   lane_assignment lanes(100 * MiB);
   ASSERT_EQ(lanes.admit(1, 10 * MiB, 50 * MiB), 0U);
