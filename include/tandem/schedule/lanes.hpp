@@ -24,7 +24,7 @@
 //   Otherwise the job is not admitted (nothing changes) and the caller queues it. In particular
 //   a job whose persistent memory fits beside no lane waits, although merging lanes would make
 //   room: tried, it put short trials in a long job's lane behind it and PACK's average JCT on
-//   bench/salus/long_and_short.toml went from 11.2 s to 34.1 s; waiting for a departure is
+//   bench/salus/long_and_short.toml went from 11.2-12.5 s to 34.1 s; waiting for a departure is
 //   better.
 //
 // When lanes shrink: a departure (release) only takes the job out of its lane; the lane keeps
