@@ -8,6 +8,19 @@
 
 namespace tandem::schedule {
 
+namespace {
+
+/// The lane with id `id` among `lanes` (const or not); members' lanes always exist.
+template <typename Lanes>
+auto& find_lane(Lanes& lanes, std::size_t id) {
+  const auto found =
+      std::find_if(lanes.begin(), lanes.end(), [&](const lane& l) { return l.id == id; });
+  TANDEM_ASSERT(found != lanes.end(), "a member's lane is gone");
+  return *found;
+}
+
+}  // namespace
+
 std::optional<std::size_t> lane_assignment::admit(job_id job, std::size_t persistent,
                                                   std::size_t ephemeral) {
   TANDEM_EXPECTS(!members_.contains(job), usage_error,
@@ -108,6 +121,12 @@ std::optional<std::size_t> lane_assignment::lane_of(job_id job) const {
   return found->second.lane;
 }
 
+const lane* lane_assignment::lane_holding(job_id job) const {
+  const auto found = members_.find(job);
+  if (found == members_.end()) return nullptr;
+  return &find_lane(lanes_, found->second.lane);
+}
+
 std::size_t lane_assignment::lanes_total() const {
   std::size_t total = 0;
   for (const auto& l : lanes_) total += l.size;
@@ -126,10 +145,7 @@ bool lane_assignment::safe() const {
 }
 
 lane& lane_assignment::lane_by_id(std::size_t id) {
-  const auto found =
-      std::find_if(lanes_.begin(), lanes_.end(), [&](const lane& l) { return l.id == id; });
-  TANDEM_ASSERT(found != lanes_.end(), "a member's lane is gone");
-  return *found;
+  return find_lane(lanes_, id);
 }
 
 std::size_t lane_assignment::largest_need(const lane& l) const {

@@ -62,12 +62,7 @@ void salus_policy::on_arrival(const job_info& job, double now_s) {
   now_s_ = now_s;
   job_state s;
   s.info = job;
-  s.need = job.need;
-  if (!s.need && !job.signature.empty()) {
-    if (const auto known = by_signature_.find(job.signature); known != by_signature_.end()) {
-      s.need = known->second.need;
-    }
-  }
+  s.need = job.need;  // else one like it measured before lends its figures in admit_waiting
   jobs_.emplace(job.id, std::move(s));
   // Kept in order of (arrival, id): admission and probes go first come, first served.
   const auto later = std::find_if(arrival_order_.begin(), arrival_order_.end(), [&](job_id other) {
@@ -75,7 +70,7 @@ void salus_policy::on_arrival(const job_info& job, double now_s) {
     return std::tie(o.arrival_s, o.id) > std::tie(job.arrival_s, job.id);
   });
   arrival_order_.insert(later, job.id);
-  admit_waiting(now_s);
+  admit_waiting();
 }
 
 void salus_policy::on_departure(job_id job, double now_s) {
@@ -85,7 +80,7 @@ void salus_policy::on_departure(job_id job, double now_s) {
   departed_[job] = s.stats;
   jobs_.erase(job);
   std::erase(arrival_order_, job);
-  admit_waiting(now_s);
+  admit_waiting();
 }
 
 void salus_policy::on_iteration_start(job_id job, double now_s) {
@@ -140,23 +135,20 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
     known.iteration_s = iteration_s(s);
   }
   if (s.laned && s.need) {
-    const auto lane = lanes_.lane_of(job);
-    const auto& lanes = lanes_.lanes();
-    const auto found = std::find_if(lanes.begin(), lanes.end(),
-                                    [&](const schedule::lane& l) { return l.id == *lane; });
-    if (found != lanes.end() && found->size < s.need->ephemeral) {
+    if (lanes_.lane_holding(job)->size < s.need->ephemeral) {
       // It outgrew its lane: admitted again below with its new need, at this boundary.
       lanes_.release(job);
       s.laned = false;
       ++s.stats.lane_moves;
     }
   }
-  admit_waiting(now_s);
+  admit_waiting();
 }
 
 void salus_policy::on_budget_change(std::size_t budget_bytes, double now_s) {
+  now_s_ = now_s;
   budget_ = budget_bytes;
-  admit_waiting(now_s);
+  admit_waiting();
 }
 
 double salus_policy::iteration_s(const job_state& s) {
@@ -298,7 +290,7 @@ std::optional<job_id> salus_policy::next_in_lane(const lane& l) const {
   return std::nullopt;
 }
 
-void salus_policy::admit_waiting(double now_s) {
+void salus_policy::admit_waiting() {
   // Lane space given up by departures and shrunken needs returns here (auto defragmentation at
   // an iteration boundary); moving a lane copies nothing, its memory is free between iterations.
   lanes_.defragment();
@@ -350,7 +342,6 @@ void salus_policy::admit_waiting(double now_s) {
                  "; it is admitted when memory frees";
     }
   }
-  static_cast<void>(now_s);
   most_lanes_ = std::max(most_lanes_, lanes_.lanes().size());
 }
 
@@ -397,11 +388,7 @@ decision salus_policy::may_start(job_id job, double now_s) {
     }
     return decision::wait_for_event();
   }
-  const auto lane_id = *lanes_.lane_of(job);
-  const auto& lanes = lanes_.lanes();
-  const auto& l = *std::find_if(lanes.begin(), lanes.end(), [&](const schedule::lane& candidate) {
-    return candidate.id == lane_id;
-  });
+  const lane& l = *lanes_.lane_holding(job);
   const bool lane_busy = std::any_of(l.jobs.begin(), l.jobs.end(), [&](job_id member) {
     const auto found = jobs_.find(member);
     return found != jobs_.end() && found->second.running;

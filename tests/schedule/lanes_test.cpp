@@ -41,6 +41,9 @@ TEST(Lanes, FirstJobOpensALane) {
   EXPECT_EQ(lanes.admit(1, 10 * MiB, 20 * MiB), 0U);
   EXPECT_EQ(view(lanes), (lanes_t{{0, 20, 0, {1}}}));
   EXPECT_EQ(lanes.lane_of(1), 0U);
+  ASSERT_NE(lanes.lane_holding(1), nullptr);
+  EXPECT_EQ(lanes.lane_holding(1)->id, 0U);
+  EXPECT_EQ(lanes.lane_holding(2), nullptr);
   EXPECT_EQ(lanes.persistent_total(), 10 * MiB);
   EXPECT_EQ(lanes.lanes_total(), 20 * MiB);
   EXPECT_TRUE(lanes.safe());

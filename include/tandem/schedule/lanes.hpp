@@ -81,6 +81,8 @@ class lane_assignment {
 
   [[nodiscard]] const std::vector<lane>& lanes() const { return lanes_; }
   [[nodiscard]] std::optional<std::size_t> lane_of(job_id job) const;
+  /// The lane `job` is in, or nullptr when it is not admitted.
+  [[nodiscard]] const lane* lane_holding(job_id job) const;
   [[nodiscard]] std::size_t persistent_total() const { return persistent_total_; }
   [[nodiscard]] std::size_t lanes_total() const;
   /// Bytes the next defragment() would give back.

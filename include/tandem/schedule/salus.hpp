@@ -122,7 +122,7 @@ class salus_policy final : public policy {
   /// The member of `l` that goes next by the discipline, among those that want to run.
   [[nodiscard]] std::optional<job_id> next_in_lane(const lane& l) const;
   /// Defragments and admits waiting jobs with known needs, in arrival order (Algorithm 1).
-  void admit_waiting(double now_s);
+  void admit_waiting();
 
   std::size_t budget_;
   salus_discipline discipline_;
