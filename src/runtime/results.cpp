@@ -26,15 +26,25 @@ const char* to_string(job_kind kind) {
   return kind == job_kind::training ? "training" : "inference";
 }
 
-double percentile(std::vector<double> values, double p) {
-  TANDEM_EXPECTS(!values.empty(), usage_error, "the percentile of no values is undefined");
+namespace {
+
+/// Where the nearest-rank `p`-th percentile of `count` (> 0) values stands once they are sorted.
+std::size_t nearest_rank_index(std::size_t count, double p) {
   TANDEM_EXPECTS(p >= 0 && p <= 100, usage_error,
                  "a percentile must be between 0 and 100, not " + std::to_string(p));
   // p * n / 100 rather than p / 100 * n: exact for whole percentiles, so that the 95th of 20
   // values is the 19th, not the 20th after rounding up 19.000000000000004.
-  const double rank = std::ceil(p * static_cast<double>(values.size()) / 100);
+  const double rank = std::ceil(p * static_cast<double>(count) / 100);
   const auto index = rank < 1 ? std::size_t{0} : static_cast<std::size_t>(rank) - 1;
-  const auto nth = values.begin() + static_cast<std::ptrdiff_t>(std::min(index, values.size() - 1));
+  return std::min(index, count - 1);
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double p) {
+  TANDEM_EXPECTS(!values.empty(), usage_error, "the percentile of no values is undefined");
+  const auto nth =
+      values.begin() + static_cast<std::ptrdiff_t>(nearest_rank_index(values.size(), p));
   std::nth_element(values.begin(), nth, values.end());
   return *nth;
 }
@@ -46,9 +56,10 @@ latency_summary summarize_latencies(std::vector<double> values) {
   summary.count = values.size();
   summary.mean_s =
       std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-  summary.p50_s = percentile(values, 50);
-  summary.p95_s = percentile(values, 95);
-  summary.p99_s = percentile(values, 99);
+  // Sorted once: each percentile is then a position (percentile() would copy and select).
+  summary.p50_s = values[nearest_rank_index(values.size(), 50)];
+  summary.p95_s = values[nearest_rank_index(values.size(), 95)];
+  summary.p99_s = values[nearest_rank_index(values.size(), 99)];
   summary.max_s = values.back();
   return summary;
 }

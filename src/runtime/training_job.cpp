@@ -315,6 +315,25 @@ bool finished(const job_spec& spec, const job_result& result, double now_s) {
   return now_s - result.first_start_s >= spec.duration_s.value_or(0);
 }
 
+/// Builds a job's model (a trainer or a server) inside its first grant, which began at
+/// `granted_s`, so that a policy that runs one job at a time does not hold a waiting job's
+/// weights in memory; its allocations are persistent. Records the setup time and the first
+/// start (the end of the setup).
+template <typename Model>
+std::unique_ptr<Model> build_in_grant(const job_spec& spec, const models::model_options& options,
+                                      double granted_s, training_context& context,
+                                      job_progress& progress, job_result& result) {
+  progress.now = phase::setup;
+  std::unique_ptr<Model> model;
+  {
+    torch_support::kind_scope persistent(alloc_kind::persistent);
+    model = std::make_unique<Model>(spec, options);
+  }
+  result.first_start_s = context.gate.now();
+  result.setup_s = result.first_start_s - granted_s;
+  return model;
+}
+
 /// A training job's loop: forward, backward and update, back to back as the policy allows.
 void train_iterations(const job_spec& spec, const models::model_options& model_options,
                       memory::job_id id, training_context& context, iteration_runner& runner,
@@ -326,14 +345,8 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     result.wait_s += gate.wait_for_start(id);
     double start_s = gate.now();
     if (!job) {
-      // Built inside the first grant, so that a policy that runs one job at a time does
-      // not hold a waiting job's weights in memory.
-      progress.now = phase::setup;
-      torch_support::kind_scope persistent(alloc_kind::persistent);
-      job = std::make_unique<trainer>(spec, model_options);
-      result.setup_s = gate.now() - start_s;
-      start_s = gate.now();
-      result.first_start_s = start_s;
+      job = build_in_grant<trainer>(spec, model_options, start_s, context, progress, result);
+      start_s = result.first_start_s;
     }
     progress.now = phase::training;
     const auto iteration = static_cast<std::int64_t>(result.iteration_log.size());
@@ -359,19 +372,10 @@ void serve_requests(const job_spec& spec, const models::model_options& model_opt
   auto& gate = context.gate;
   progress.now = phase::waiting;
   result.wait_s += gate.wait_for_start(id);
-  double start_s = gate.now();
-  progress.now = phase::setup;
-  std::unique_ptr<server> model;
-  {
-    // Built inside the first grant, as a training job is.
-    torch_support::kind_scope persistent(alloc_kind::persistent);
-    model = std::make_unique<server>(spec, model_options);
-  }
-  result.setup_s = gate.now() - start_s;
-  start_s = gate.now();
-  result.first_start_s = start_s;
+  const auto model =
+      build_in_grant<server>(spec, model_options, gate.now(), context, progress, result);
   progress.now = phase::serving;
-  const auto warm_up = runner.run(0, start_s, [&] { model->serve(0); });
+  const auto warm_up = runner.run(0, result.first_start_s, [&] { model->serve(0); });
   gate.finish_iteration(id, warm_up);
 
   const double live_s = warm_up.end_s;

@@ -296,6 +296,24 @@ void reject_keys_of_the_other_kind(const reader& in, const toml::table& table, j
   }
 }
 
+/// How long a job runs: exactly one of a count under `count_key` (a training job's iterations,
+/// an inference job's requests) and a duration.
+void read_length(const reader& in, const toml::table& table, const std::string& count_key,
+                 const std::string& at, job_spec& job) {
+  job.iterations = in.integer(table, count_key, at);
+  job.duration_s = in.seconds(table, "duration", at);
+  if (job.iterations.has_value() == job.duration_s.has_value()) {
+    in.fail(job.line,
+            at + " needs exactly one of " + count_key + " (a count) and duration (e.g. \"60s\")");
+  }
+  if (job.iterations && *job.iterations <= 0) {
+    in.fail(reader::line_of(*table.get(count_key)), count_key + " must be at least 1");
+  }
+  if (job.duration_s && !(*job.duration_s > 0)) {
+    in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
+  }
+}
+
 /// An inference job's rate, requests or duration, and request_seed.
 void read_inference(const reader& in, const toml::table& table, std::size_t index,
                     const std::string& at, job_spec& job) {
@@ -309,17 +327,7 @@ void read_inference(const reader& in, const toml::table& table, std::size_t inde
             "rate must be a number of requests per second above 0, e.g. rate = 20");
   }
   job.request_rate = *rate;
-  job.iterations = in.integer(table, "requests", at);
-  job.duration_s = in.seconds(table, "duration", at);
-  if (job.iterations.has_value() == job.duration_s.has_value()) {
-    in.fail(job.line, at + " needs exactly one of requests (a count) and duration (e.g. \"60s\")");
-  }
-  if (job.iterations && *job.iterations <= 0) {
-    in.fail(reader::line_of(*table.get("requests")), "requests must be at least 1");
-  }
-  if (job.duration_s && !(*job.duration_s > 0)) {
-    in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
-  }
+  read_length(in, table, "requests", at, job);
   // By default the job's place in the file: identical models get different request streams.
   const auto seed = in.integer(table, "request_seed", at);
   if (seed && *seed < 0) {
@@ -369,18 +377,7 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
     if (job.learning_rate <= 0) {
       in.fail(reader::line_of(*table.get("learning_rate")), "learning_rate must be positive");
     }
-    job.iterations = in.integer(table, "iterations", at);
-    job.duration_s = in.seconds(table, "duration", at);
-    if (job.iterations.has_value() == job.duration_s.has_value()) {
-      in.fail(job.line,
-              at + " needs exactly one of iterations (a count) and duration (e.g. \"60s\")");
-    }
-    if (job.iterations && *job.iterations <= 0) {
-      in.fail(reader::line_of(*table.get("iterations")), "iterations must be at least 1");
-    }
-    if (job.duration_s && *job.duration_s <= 0) {
-      in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
-    }
+    read_length(in, table, "iterations", at, job);
   }
   job.arrival_s = in.seconds(table, "arrival", at).value_or(0);
   if (job.arrival_s < 0)
