@@ -92,14 +92,16 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
     // Profiling and fallback iterations run alone; while one waits for the others' iterations
     // to end, nobody starts a new one, so it cannot be starved.
     // A newcomer that is not admitted holds nobody up: it waits for a departure.
-    state.waiting_to_run_alone = false;
     if (!state.admitted && !admits(job)) return wait_for_event(state);
-    state.waiting_to_run_alone = anyone_running_except(job);
-    return state.waiting_to_run_alone ? wait_for_event(state) : decision::start();
+    return anyone_running_except(job) ? wait_for_event(state) : decision::start();
   }
-  const bool someone_waits_to_run_alone = std::any_of(
-      jobs_.begin(), jobs_.end(),
-      [&](const auto& entry) { return entry.first != job && entry.second.waiting_to_run_alone; });
+  // Judged afresh at every ask rather than remembered: a remembered wish to run alone outlived
+  // the job's later verdict (not admitted: it waits for a departure), and every job then waited
+  // for another with no event to come.
+  const bool someone_waits_to_run_alone =
+      std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+        return entry.first != job && waits_to_run_alone(entry.first, entry.second);
+      });
   if (someone_waits_to_run_alone) return wait_for_event(state);
   const usage_curve& candidate = state.profile->curve;
   const std::size_t peak = state.profile->peak;
@@ -128,6 +130,11 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
   if (*shift <= 0) return decision::start();
   state.asked_while_blocked = true;
   return decision::wait_until(now_s + *shift);
+}
+
+bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) const {
+  const bool alone = state.now != phase::informed || !state.profile;
+  return alone && !state.running && state.first_ask_s && (state.admitted || admits(job));
 }
 
 decision scrooge_policy::wait_for_event(job_state& state) {
@@ -192,7 +199,6 @@ void scrooge_policy::on_iteration_start(job_id job, double now_s) {
   state.running = true;
   state.admitted = true;
   state.started_s = now_s;
-  state.waiting_to_run_alone = false;
   if (state.asked_while_blocked) {
     state.stats.delayed += 1;
     state.stats.total_shift_s += now_s - state.first_ask_s.value_or(now_s);

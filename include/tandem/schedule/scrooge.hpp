@@ -84,7 +84,6 @@ class scrooge_policy final : public policy {
     bool running = false;
     bool admitted = false;  // has started an iteration: built, holding its persistent memory
     double started_s = 0;
-    bool waiting_to_run_alone = false;  // profiling or fallback, blocked by running jobs
     bool asked_while_blocked = false;   // this iteration was delayed by a verdict
     std::optional<double> first_ask_s;  // when this iteration first asked
     scrooge_job_stats stats;
@@ -99,6 +98,9 @@ class scrooge_policy final : public policy {
   /// them). With nobody holding memory a job is always admitted, so departures guarantee
   /// progress.
   [[nodiscard]] bool admits(job_id job) const;
+  /// Whether `job` has asked to run an iteration alone (profiling or fallback) and will once the
+  /// running iterations end: an informed job must not start before it, or it could starve.
+  [[nodiscard]] bool waits_to_run_alone(job_id job, const job_state& state) const;
   /// Counts a wait for another job's iteration end and says so.
   [[nodiscard]] static decision wait_for_event(job_state& state);
   [[nodiscard]] std::size_t most_it_may_hold(job_id id, const job_state& state) const;
