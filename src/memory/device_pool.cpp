@@ -52,9 +52,10 @@ device_pool::~device_pool() {
 detail::job_arena& device_pool::arena(job_id job) const {
   detail::job_arena* found =
       job < context_->options.max_jobs ? jobs_[job].load(std::memory_order_acquire) : nullptr;
-  TANDEM_EXPECTS(found != nullptr, usage_error,
+  TANDEM_EXPECTS(found != nullptr && !found->retired(), usage_error,
                  "job id " + std::to_string(job) +
-                     " is not registered with this pool; use the id add_job returned");
+                     " is not registered with this pool (never added, or removed); use the id "
+                     "add_job returned while the job is registered");
   return *found;
 }
 
@@ -76,11 +77,35 @@ job_id device_pool::add_job(std::string name) {
 }
 
 std::size_t device_pool::remove_job(job_id job) {
-  std::lock_guard lock(jobs_mutex_);
-  std::unique_ptr<detail::job_arena> removed(&arena(job));
-  jobs_[job].store(nullptr, std::memory_order_release);
-  job_count_.fetch_sub(1);
-  return removed->release_all();
+  std::size_t left = 0;
+  std::string name;
+  {
+    std::lock_guard lock(jobs_mutex_);
+    auto& leaving = arena(job);
+    left = leaving.retire();
+    job_count_.fetch_sub(1);
+    if (left == 0) {
+      jobs_[job].store(nullptr, std::memory_order_release);
+      delete &leaving;
+      return 0;
+    }
+    name = leaving.name();
+  }
+  report("job '" + name + "' left the pool with " + format_bytes(left) +
+         " of tensors still alive; their regions stay out of other jobs' reach until they are "
+         "freed");
+  return left;
+}
+
+void device_pool::forget_drained(job_id job, detail::job_arena* arena) noexcept {
+  try {
+    std::lock_guard lock(jobs_mutex_);
+    if (jobs_[job].load(std::memory_order_relaxed) != arena) return;  // another free forgot it
+    drained_.emplace_back(arena);
+    jobs_[job].store(nullptr, std::memory_order_release);
+  } catch (...) {
+    // Out of memory for the list: the arena keeps its slot, which costs one job id.
+  }
 }
 
 void* device_pool::allocate(job_id job, device::stream& stream, std::size_t bytes,
@@ -133,6 +158,7 @@ free_status device_pool::deallocate(job_id job, void* ptr) noexcept {
     } else {
       status = owner->deallocate(
           static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base()));
+      if (status == free_status::ok && owner->drained()) forget_drained(job, owner);
     }
   } catch (const std::exception& failure) {
     report("freeing " + pointer_text(ptr) + " for job " + label() + " failed: " + failure.what());

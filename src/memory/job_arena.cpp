@@ -194,7 +194,7 @@ void* job_arena::hand_out(std::uint32_t id, std::uint16_t slot, std::size_t byte
   stats_.live_bytes += b.size;
   stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
   context_.add_live(b.size);
-  trace(trace_op::alloc, slots_[slot].stream->id(), kind, b.size, b.offset);
+  trace(trace_op::alloc, stream_id_of(slot), kind, b.size, b.offset);
   return context_.base + b.offset;
 }
 
@@ -403,7 +403,15 @@ free_status job_arena::deallocate(std::size_t offset) {
   ++stats_.frees;
   stats_.live_bytes -= b.size;
   context_.remove_live(b.size);
-  trace(trace_op::free, slots_[b.slot].stream->id(), b.kind, b.size, b.offset);
+  trace(trace_op::free, stream_id_of(b.slot), b.kind, b.size, b.offset);
+  if (retired_) {
+    // Its streams were drained at retirement: nothing on the device can touch it any more.
+    b.state = block_state::synced;
+    index_insert(id, npos);
+    promote(id);  // merges with synced neighbours; an emptied segment goes back
+    check_invariants();
+    return free_status::ok;
+  }
 
   if (auto extra = extra_uses_.find(id); extra != extra_uses_.end()) {
     pending_free entry{id, {}};
@@ -502,6 +510,54 @@ std::size_t job_arena::release_all() {
   extra_uses_.clear();
   pending_frees_.clear();
   return abandoned;
+}
+
+std::size_t job_arena::retire() {
+  std::lock_guard lock(mutex_);
+  TANDEM_ASSERT(!retired_, "a job retires once");
+  // The device must be done with every block, live or free, before anything here changes hands:
+  // a stream with live blocks gets an event even when nothing was freed on it.
+  std::vector<bool> has_live(slots_.size(), false);
+  for (const auto& [offset, id] : live_) has_live[blocks_[id].slot] = true;
+  for (std::size_t index = 0; index < slots_.size(); ++index) {
+    if (has_live[index] && slots_[index].stream != nullptr) {
+      slots_[index].open_bytes = std::max<std::size_t>(slots_[index].open_bytes, 1);
+    }
+  }
+  wait_all();  // every freed block becomes synced; an emptied segment goes back on promotion
+  std::vector<std::uint32_t> free_blocks;
+  for (const auto& index : synced_) {
+    for (const auto& key : index) free_blocks.push_back(key.id);
+  }
+  for (const auto id : free_blocks) release_if_empty(id);
+  for (auto& slot : slots_) {
+    TANDEM_ASSERT(slot.fifo_head == npos && slot.in_flight.empty(),
+                  "a drained stream still has unsynced blocks");
+    slot = stream_slot{};
+  }
+  slot_by_stream_id_.clear();
+  extra_uses_.clear();
+  TANDEM_ASSERT(pending_frees_.empty(), "a drained job still has pending frees");
+  retired_ = true;
+  check_invariants();
+  std::size_t left = 0;
+  for (const auto& [offset, id] : live_) left += blocks_[id].size;
+  return left;
+}
+
+bool job_arena::retired() const {
+  std::lock_guard lock(mutex_);
+  return retired_;
+}
+
+bool job_arena::drained() const {
+  std::lock_guard lock(mutex_);
+  return retired_ && live_.empty();
+}
+
+std::uint32_t job_arena::stream_id_of(std::uint16_t slot) const {
+  const auto* stream = slots_[slot].stream;
+  return stream != nullptr ? stream->id() : 0;
 }
 
 void job_arena::set_limit(std::size_t bytes) {

@@ -7,6 +7,7 @@ namespace tandem::memory {
 std::string oom_report::describe() const {
   std::string text = "out of memory: job '" + job_name + "' asked for " +
                      format_bytes(requested_bytes) + " (" + std::string(to_string(kind)) + ")";
+  if (!cause.empty()) return text + ": " + cause;
   if (requested_bytes > capacity) {
     text += ", more than the pool's whole capacity of " + format_bytes(capacity) +
             "; raise the capacity or shrink the request (a smaller batch)";

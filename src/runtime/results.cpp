@@ -195,6 +195,7 @@ void write_json(const run_result& result, std::ostream& out) {
                                 {"p95_jct_s", completion_time(completion.p95_jct_s)},
                                 {"switches", to_json(result.switches, "count")},
                                 {"policy_stats", to_json(result.policy_stats)},
+                                {"warnings", result.warnings},
                                 {"jobs", jobs}};
   out << document.dump(2) << '\n';
 }
@@ -243,6 +244,7 @@ void print_table(const run_result& result, std::ostream& out) {
     if (job.status == job_status::failed)
       out << "job " << job.name << " failed: " << job.error << "\n";
   }
+  for (const auto& warning : result.warnings) out << "warning: " << warning << "\n";
   out << fmt::format(
       "system: policy {}, makespan {:.2f} s, {:.1f} samples/s, peak held {} of budget {} "
       "(peak live {}), {} of {} jobs failed\n",

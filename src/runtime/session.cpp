@@ -4,6 +4,7 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <iomanip>
 #include <memory>
 #include <mutex>
@@ -183,7 +184,17 @@ run_result run_workload(const workload& spec, const run_options& options) {
   pool_settings.capacity = spec.device.capacity;
   pool_settings.budget = budget;
   if (spec.device.region_size != 0) pool_settings.region_size = spec.device.region_size;
+  // What the pool reports (a refused free, tensors a job left behind) goes to the results as well
+  // as to stderr: a run that printed one is not a healthy run. Declared before the pool, which
+  // may still report while it is destroyed.
+  std::mutex warnings_mutex;
+  std::vector<std::string> warnings;
   memory::device_pool pool(backend, pool_settings);
+  pool.set_diagnostic_handler([&](const std::string& message) {
+    std::fprintf(stderr, "tandem: %s\n", message.c_str());
+    std::lock_guard lock(warnings_mutex);
+    warnings.push_back(message);
+  });
   const auto origin = std::chrono::steady_clock::now();  // time zero of every report
   const auto policy = schedule::make_policy(policy_name(spec, overrides_of(options)),
                                             policy_context_of(spec, overrides_of(options), budget));
@@ -193,7 +204,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
   torch_support::cpu_allocator_scope allocator(pool);
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
-  detail::training_context context{backend, pool, gate, monitor};
+  detail::training_context context{backend, pool, gate, monitor, options.faults};
 
   // Arrivals in time order; equal times keep the file's order (exclusive's FIFO relies on it).
   std::vector<std::size_t> order(spec.jobs.size());
@@ -254,6 +265,11 @@ run_result run_workload(const workload& spec, const run_options& options) {
     for (auto& thread : threads) thread.join();
   }
   pool.set_trace_sink(nullptr);
+  if (const auto left = pool.stats(); left.reserved_bytes != 0 || left.live_bytes != 0) {
+    warnings.push_back("after every job left, the pool still holds " +
+                       format_bytes(left.reserved_bytes) + " of regions (" +
+                       format_bytes(left.live_bytes) + " live)");
+  }
 
   run_result run;
   run.workload = spec.source;
@@ -277,6 +293,10 @@ run_result run_workload(const workload& spec, const run_options& options) {
   }
   run.policy_stats = policy->system_statistics();
   run.switches = gate.switch_latency();
+  {
+    std::lock_guard lock(warnings_mutex);
+    run.warnings = std::move(warnings);
+  }
   run.jobs = std::move(results);
   run.budget_changes = std::move(budget_changes);
   return run;

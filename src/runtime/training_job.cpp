@@ -10,6 +10,7 @@
 #include <string_view>
 #include <thread>
 
+#include "fault_hook.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
 #include "tandem/models/optimizer.hpp"
@@ -424,22 +425,15 @@ void summarize(job_result& result, const job_spec& spec) {
   }
 }
 
-}  // namespace
-
-job_result train(const job_spec& spec, const models::model_options& model_options,
-                 memory::job_id id, double arrival_s, training_context& context,
-                 job_progress& progress) noexcept {
-  job_result result;
-  result.name = spec.name;
-  result.kind = spec.kind;
-  result.model = spec.model;
-  result.batch_size = spec.batch_size;
-  result.threads = spec.threads;
-  result.arrival_s = arrival_s;
+/// The job's work, on the thread train() starts for it: everything libtorch keeps per thread
+/// for this job (the autograd engine's ready queue with the gradients of a backward pass that
+/// failed, thread-local caches) is destroyed when that thread ends, while the pool still knows
+/// the job. Failures land in `result`.
+void run_job(const job_spec& spec, const models::model_options& model_options, memory::job_id id,
+             training_context& context, device::stream& stream, job_progress& progress,
+             job_result& result) noexcept {
   auto& gate = context.gate;
-  std::unique_ptr<device::stream> stream;
   try {
-    stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
     // Denormal floats slow CPU kernels by orders of magnitude when a model's values drift
     // towards zero, which would turn a policy comparison into a numerics lottery. The setting
     // is per thread; OpenMP workers, created later from this thread, inherit it.
@@ -453,7 +447,11 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     memory::tensor_classifier classifier;
     auto* const learner = spec.kind == job_kind::training ? &classifier : nullptr;
     group_gate groups(gate, context.pool, id);
-    torch_support::job_binding binding(context.pool, id, *stream, learner, &groups);
+    std::optional<fault_hook> fault;
+    if (auto planned = fault_for(context.faults, spec.name)) fault.emplace(groups, *planned);
+    torch_support::allocation_hook* hook = &groups;
+    if (fault) hook = &*fault;
+    torch_support::job_binding binding(context.pool, id, stream, learner, hook);
     iteration_runner runner(spec, id, context, learner, groups, result);
     // The model lives inside these calls: an exception frees the job's tensors on its way out,
     // while the pool still knows the job.
@@ -474,12 +472,39 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     result.status = job_status::failed;
     result.error = "unknown exception";
   }
+}
+
+}  // namespace
+
+job_result train(const job_spec& spec, const models::model_options& model_options,
+                 memory::job_id id, double arrival_s, training_context& context,
+                 job_progress& progress) noexcept {
+  job_result result;
+  result.name = spec.name;
+  result.kind = spec.kind;
+  result.model = spec.model;
+  result.batch_size = spec.batch_size;
+  result.threads = spec.threads;
+  result.arrival_s = arrival_s;
+  auto& gate = context.gate;
+  std::unique_ptr<device::stream> stream;
+  try {
+    stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
+    // Its own thread, ended before the pool forgets the job: see run_job.
+    std::thread worker(
+        [&] { run_job(spec, model_options, id, context, *stream, progress, result); });
+    worker.join();
+  } catch (const std::exception& e) {
+    result.status = job_status::failed;
+    result.error = std::string("starting the job: ") + e.what();
+  }
   // Memory released and departure reported as one step of the gate: no other job's gate call
   // sees this job gone from the pool but still present to the policy.
   const auto release = [&] {
     const auto stats = context.pool.stats(id);
     result.peak_live_bytes = stats.peak_live_bytes;
     result.peak_reserved_bytes = stats.peak_reserved_bytes;
+    result.allocations = stats.allocations;
     // The pool counts refusals: this tells an OOM apart even when libtorch rethrew it as its
     // own error type.
     result.out_of_memory = result.status == job_status::failed && stats.out_of_memory > 0;

@@ -7,6 +7,7 @@
 #include "tandem/device/backend.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/models/model.hpp"
+#include "tandem/runtime/fault_injection.hpp"
 #include "tandem/runtime/memory_monitor.hpp"
 #include "tandem/runtime/policy_gate.hpp"
 #include "tandem/runtime/results.hpp"
@@ -28,6 +29,7 @@ struct training_context {
   memory::device_pool& pool;
   policy_gate& gate;
   memory_monitor& monitor;
+  const fault_plan& faults;  ///< the isolation tests' planned failures; usually empty
 };
 
 /// Runs `spec` as pool job `id` (registered with the pool and arrived at the gate): trains it,

@@ -184,20 +184,55 @@ TEST_F(DevicePool, OutOfMemoryReportsTheNumbersAndWhatToChange) {
   pool.deallocate(job, held);
 }
 
-TEST_F(DevicePool, RemovingAJobReturnsEverythingAndOthersCarryOn) {
+TEST_F(DevicePool, RemovingAJobReturnsWhatItNoLongerUsesAndOthersCarryOn) {
   device_pool pool(backend_, small_pool(64 * MiB, 16 * MiB));
   const auto failing = pool.add_job("failing");
   const auto other = pool.add_job("other");
   void* kept = pool.allocate(other, *stream_, 4 * MiB);
-  (void)pool.allocate(failing, *stream_, 10 * MiB);
-  (void)pool.allocate(failing, *stream_, 100 * KiB);
-  EXPECT_EQ(pool.remove_job(failing), 10 * MiB + 100 * KiB);
+  void* freed = pool.allocate(failing, *stream_, 6 * MiB);
+  pool.deallocate(failing, freed);
+  EXPECT_EQ(pool.remove_job(failing), 0u);
   EXPECT_EQ(pool.stats().jobs, 1u);
   EXPECT_EQ(pool.stats().reserved_bytes, 4 * MiB);
-  EXPECT_EQ(pool.stats().live_bytes, 4 * MiB);
   EXPECT_NO_THROW((void)pool.allocate(other, *stream_, 12 * MiB));
   EXPECT_THROW((void)pool.stats(failing), usage_error);
   EXPECT_EQ(pool.deallocate(other, kept), free_status::ok);
+}
+
+// Regression (issue 14): a job that failed mid-iteration left tensors alive; remove_job gave
+// their regions to the next job, whose block the late free then released while it was in use.
+TEST_F(DevicePool, TensorsLeftBehindKeepTheirRegionsUntilFreed) {
+  device_pool pool(backend_, small_pool(64 * MiB, 16 * MiB));
+  std::vector<std::string> messages;
+  pool.set_diagnostic_handler([&](const std::string& message) { messages.push_back(message); });
+  const auto failing = pool.add_job("failing");
+  void* left_behind = pool.allocate(failing, *stream_, 10 * MiB);
+  void* small = pool.allocate(failing, *stream_, 100 * KiB);
+  void* gone = pool.allocate(failing, *stream_, 2 * MiB, alloc_kind::persistent);
+  pool.deallocate(failing, gone);
+  EXPECT_EQ(pool.remove_job(failing), 10 * MiB + 100 * KiB);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("'failing'"), std::string::npos) << messages[0];
+  EXPECT_EQ(pool.stats().jobs, 0u);
+  EXPECT_EQ(pool.stats().reserved_bytes, 12 * MiB) << "the persistent region went back";
+  EXPECT_THROW((void)pool.allocate(failing, *stream_, 1 * MiB), usage_error);
+
+  const auto next = pool.add_job("next");
+  EXPECT_NE(next, failing) << "the retired job's id stays taken while its memory is";
+  EXPECT_THROW((void)pool.allocate(next, *stream_, 8 * MiB), out_of_memory_error)
+      << "the budget counts the regions the retired job still holds";
+  void* mine = pool.allocate(next, *stream_, 4 * MiB);
+  // The late frees find the retired job by their regions and never touch the new owner's block.
+  EXPECT_EQ(pool.deallocate(*pool.owner_of(left_behind), left_behind), free_status::ok);
+  EXPECT_EQ(pool.deallocate(*pool.owner_of(small), small), free_status::ok);
+  EXPECT_EQ(pool.stats().reserved_bytes, 4 * MiB);
+  EXPECT_EQ(pool.stats().invalid_frees, 0u);
+  EXPECT_FALSE(pool.owner_of(left_behind).has_value());
+  EXPECT_NO_THROW((void)pool.allocate(next, *stream_, 8 * MiB));
+  EXPECT_EQ(pool.stats(next).live_bytes, 12 * MiB);
+  EXPECT_EQ(pool.deallocate(next, mine), free_status::ok);
+  // The drained job's slot is free again.
+  EXPECT_NO_THROW((void)pool.add_job("third"));
 }
 
 TEST_F(DevicePool, RecordsOneEventPerGranuleOfFreedBytes) {

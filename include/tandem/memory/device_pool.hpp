@@ -54,8 +54,10 @@ class device_pool {
 
   /// Registers a job (a local area). Throws usage_error when options.max_jobs are registered.
   [[nodiscard]] job_id add_job(std::string name);
-  /// Waits for the job's streams, returns all its regions to the sharable area and forgets it.
-  /// Live allocations are released too (the job failed or forgot them); returns their bytes.
+  /// Waits for the job's streams, returns its regions to the sharable area and forgets it.
+  /// Allocations still live (the job failed, or something outside it still holds a tensor) keep
+  /// their regions out of other jobs' reach until they are freed (Note [Retired arenas]); a
+  /// diagnostic names them. Returns their bytes. The job's streams may be destroyed afterwards.
   std::size_t remove_job(job_id job);
 
   /// Throws out_of_memory_error or usage_error; returns nullptr for 0 bytes.
@@ -95,7 +97,8 @@ class device_pool {
   /// Every alloc, free, region move and refusal goes to `sink` (nullptr to stop). The sink must
   /// outlive the pool or be unset first.
   void set_trace_sink(trace_sink* sink);
-  /// Receives a message for every refused free. The default writes it to stderr.
+  /// Receives a message for every refused free and every job removed with live allocations.
+  /// The default writes it to stderr.
   void set_diagnostic_handler(std::function<void(const std::string&)> handler);
 
  private:
@@ -103,13 +106,19 @@ class device_pool {
   [[nodiscard]] oom_report make_report(const detail::job_arena& arena, std::size_t bytes,
                                        alloc_kind kind) const;
   void reclaim_from_others(detail::job_arena& requester);
+  /// A retired arena whose last block was just freed: its slot becomes free for a new job.
+  void forget_drained(job_id job, detail::job_arena* arena) noexcept;
   void report(const std::string& message) noexcept;
 
   device::backend& backend_;
   std::unique_ptr<device::reservation> memory_;
   std::unique_ptr<detail::pool_context> context_;
-  std::unique_ptr<std::atomic<detail::job_arena*>[]> jobs_;  // by job id; null when free
-  std::mutex jobs_mutex_;                                    // serializes add/remove
+  // By job id; null when free. A retired arena keeps its slot until drained.
+  std::unique_ptr<std::atomic<detail::job_arena*>[]> jobs_;
+  std::mutex jobs_mutex_;  // serializes add, remove and forgetting drained arenas
+  // Drained arenas, kept until the pool goes: a free racing with the one that drained an arena
+  // may still hold its pointer (it then finds no live block there).
+  std::vector<std::unique_ptr<detail::job_arena>> drained_;  // guarded by jobs_mutex_
   std::atomic<std::size_t> job_count_{0};
   std::atomic<std::uint64_t> invalid_frees_{0};
   std::mutex diagnostic_mutex_;

@@ -27,6 +27,9 @@ struct oom_report {
   std::size_t budget = 0;
   std::size_t capacity = 0;
   std::size_t region_size = 0;
+  /// Set when the refusal did not come from the pool (an injected fault): says why instead of
+  /// the pool's figures.
+  std::string cause;
 
   /// A few lines for people: the numbers above and the setting to change.
   [[nodiscard]] std::string describe() const;

@@ -93,6 +93,7 @@ struct job_result {
   std::size_t peak_live_bytes = 0;
   std::size_t peak_reserved_bytes = 0;
   std::size_t persistent_bytes = 0;  ///< parameters, buffers and optimizer state, at the end
+  std::size_t allocations = 0;       ///< requests the pool served for the job (not in the JSON)
 
   std::optional<double> first_loss;  ///< mean of the first iterations' losses
   std::optional<double> last_loss;   ///< mean of the last iterations' losses
@@ -132,6 +133,9 @@ struct run_result {
   /// iteration end or departure to the iteration start it let happen (policy_gate.hpp). None in
   /// simulated runs.
   latency_summary switches;
+  /// What the pool reported while the jobs ran: a refused free (a pointer freed twice, or by the
+  /// wrong job), memory still held after every job left. None in a healthy run.
+  std::vector<std::string> warnings;
 
   [[nodiscard]] std::size_t failed_jobs() const;
 };

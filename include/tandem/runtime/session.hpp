@@ -20,6 +20,7 @@
 #include <ostream>
 #include <string>
 
+#include "tandem/runtime/fault_injection.hpp"
 #include "tandem/runtime/results.hpp"
 #include "tandem/runtime/workload.hpp"
 
@@ -34,6 +35,8 @@ struct run_options {
   /// Record each job's last iteration in detail (job_result::last_iteration): every allocation
   /// and free, and the regions held. What tandem profile writes.
   bool record_allocations = false;
+  /// Jobs made to fail on purpose (fault_injection.hpp): the isolation tests' lever.
+  fault_plan faults;
 };
 
 /// The names a workload may use in this build: models of the zoo, policies, optimizers.

@@ -21,6 +21,15 @@
 //   becomes synced. One event per N bytes instead of one per free keeps tracking cheap (Zico
 //   Table 1); the price is that freed memory passes to other streams and jobs a little later.
 //
+// Note [Retired arenas]
+//   A job that leaves while tensors of its own are still alive (held by an exception, a cache,
+//   another thread) must not hand their memory to another job: the late free would then release
+//   the new owner's block, and the late writer would corrupt it. Retiring waits for the job's
+//   streams, returns the regions that hold nothing live, and keeps the others borrowed under the
+//   job's id, so that their frees still find this arena. Such a free is complete at once (the
+//   streams were drained and are gone); once the last live block is freed its regions go back
+//   and the pool forgets the arena. A retired arena refuses every other operation.
+//
 // Thread safety: every public member locks the arena's mutex; the arena never holds it while
 // taking another arena's lock. Lock order: arena mutex, then the region pool's mutex.
 
@@ -76,8 +85,15 @@ class job_arena {
   /// Forgets `stream` after waiting for its frees; call before destroying a stream the job used.
   void detach_stream(const device::stream& stream);
   /// Waits for the job's streams, drops every block and returns every region. Returns the bytes
-  /// that were still live (abandoned).
+  /// that were still live (abandoned). Only for the pool's destruction: nothing can touch the
+  /// memory afterwards.
   std::size_t release_all();
+  /// The job leaves (Note [Retired arenas]). Waits for the job's streams, returns every region
+  /// that holds no live block and forgets the streams; returns the bytes still live.
+  std::size_t retire();
+  [[nodiscard]] bool retired() const;
+  /// Retired, and every block it still held then has been freed since: nothing of it is left.
+  [[nodiscard]] bool drained() const;
 
   /// Most bytes of regions the job may hold (a static partition); 0 for no limit of its own.
   void set_limit(std::size_t bytes);
@@ -164,6 +180,8 @@ class job_arena {
   void poll_pending_frees();
   void poll_all();
   bool wait_all();
+  /// The stream a slot stands for, 0 once the slot was detached or the arena retired.
+  [[nodiscard]] std::uint32_t stream_id_of(std::uint16_t slot) const;
   /// Walks every structure (TANDEM_EXPENSIVE_CHECKS builds only): blocks tile the held regions.
   void check_invariants() const;
   void trace(trace_op op, std::uint32_t stream, alloc_kind kind, std::size_t bytes,
@@ -186,6 +204,7 @@ class job_arena {
   std::vector<pending_free> pending_frees_;
   job_stats stats_;
   std::size_t limit_ = 0;  // 0: only the pool's budget applies
+  bool retired_ = false;   // see Note [Retired arenas]
 };
 
 }  // namespace tandem::memory::detail

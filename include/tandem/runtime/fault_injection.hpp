@@ -1,0 +1,25 @@
+#pragma once
+// Faults injected into a session's jobs on purpose, to prove that a job's failure stays its own:
+// the isolation tests make a job fail at a chosen allocation (while its model is built, in its
+// forward or backward pass, in its optimizer step) and check that every other job trains as it
+// would alone. A job's allocations are counted from its first, setup included.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tandem::runtime {
+
+struct injected_fault {
+  enum class kind {
+    out_of_memory,  ///< the allocation is refused as the pool refuses one (out_of_memory_error)
+    error,          ///< an exception, as a failing operator or a bug in the job's code throws
+  };
+  std::string job;             ///< the job's name in the workload
+  std::size_t allocation = 0;  ///< fails the job's allocation with this ordinal (0: its first)
+  kind what = kind::out_of_memory;
+};
+
+using fault_plan = std::vector<injected_fault>;
+
+}  // namespace tandem::runtime

@@ -1,0 +1,35 @@
+#include "fault_hook.hpp"
+
+#include <stdexcept>
+
+#include "tandem/memory/out_of_memory.hpp"
+
+namespace tandem::runtime::detail {
+
+fault_hook::fault_hook(torch_support::allocation_hook& inner, injected_fault fault)
+    : inner_(inner), fault_(std::move(fault)) {}
+
+void fault_hook::before_allocation(std::size_t bytes) {
+  // The pool makes nothing for an empty tensor: it is not an allocation to fail.
+  if (bytes != 0 && allocations_++ == fault_.allocation) {
+    const std::string where = "injected fault at allocation " + std::to_string(fault_.allocation);
+    if (fault_.what == injected_fault::kind::error) {
+      throw std::runtime_error("job '" + fault_.job + "': " + where);
+    }
+    memory::oom_report report;
+    report.job_name = fault_.job;
+    report.requested_bytes = bytes;
+    report.cause = where;
+    throw memory::out_of_memory_error(report);
+  }
+  inner_.before_allocation(bytes);
+}
+
+std::optional<injected_fault> fault_for(const fault_plan& plan, const std::string& job) {
+  for (const auto& fault : plan) {
+    if (fault.job == job) return fault;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tandem::runtime::detail

@@ -1,0 +1,30 @@
+#pragma once
+// An allocation_hook adaptor that fails a job at a planned allocation, then defers to the hook it
+// wraps (the job's NodeGroup gate). Only the isolation tests plan faults; without one the job
+// binds the wrapped hook directly and pays nothing.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "tandem/runtime/fault_injection.hpp"
+#include "tandem/torch/job_binding.hpp"
+
+namespace tandem::runtime::detail {
+
+class fault_hook final : public torch_support::allocation_hook {
+ public:
+  fault_hook(torch_support::allocation_hook& inner, injected_fault fault);
+  void before_allocation(std::size_t bytes) override;
+
+ private:
+  torch_support::allocation_hook& inner_;
+  injected_fault fault_;
+  std::size_t allocations_ = 0;
+};
+
+/// The fault planned for `job`, if any (the first one naming it).
+[[nodiscard]] std::optional<injected_fault> fault_for(const fault_plan& plan,
+                                                      const std::string& job);
+
+}  // namespace tandem::runtime::detail
