@@ -236,8 +236,13 @@ bool salus_policy::probe_may_go() const {
 }
 
 std::optional<job_id> salus_policy::next_solo() const {
-  const bool anyone_laned =
-      std::any_of(jobs_.begin(), jobs_.end(), [](const auto& entry) { return entry.second.laned; });
+  // A lane whose jobs can all never start now is no lane to wait for: a job admitted before
+  // another was built outside the lanes (a probe whose need came out larger than any seen) may
+  // no longer fit beside that one's persistent memory, and the two would wait for each other.
+  const bool lane_can_start =
+      anyone_running() || std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+        return entry.second.laned && entry.second.need && fits_now(entry.second);
+      });
   const std::size_t resident = resident_bytes();
   for (const auto id : arrival_order_) {
     const job_state* s = &jobs_.at(id);
@@ -247,9 +252,9 @@ std::optional<job_id> salus_policy::next_solo() const {
       // that probe's figures instead (a batch of identical jobs probes once).
       if (probing(s->info.signature)) continue;
       if (probe_may_go()) return s->info.id;
-    } else if (s->built && !anyone_laned) {
+    } else if (s->built && !lane_can_start) {
       // Built but without a lane, and no lane left to wait for: alone, beside every job's
-      // persistent memory. While lanes have jobs it waits to be admitted when one leaves.
+      // persistent memory. While a lane's job can start it waits to be admitted when one leaves.
       if (resident <= budget_ && s->need->ephemeral <= budget_ - resident) return s->info.id;
     }
   }
