@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/runtime/input_file.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 
 namespace tandem::runtime {
 
@@ -100,9 +101,9 @@ class reader {
     double value = 0;
     std::string unit;
     std::istringstream in(text);
-    if (!(in >> value) || !(in >> unit) || in.rdbuf()->in_avail() > 0) unit = "?";
+    const bool readable = (in >> value) && (in >> unit) && in.rdbuf()->in_avail() == 0;
     const std::map<std::string, double> scale{{"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}};
-    const auto found = scale.find(unit);
+    const auto found = readable ? scale.find(unit) : scale.end();
     if (found == scale.end()) {
       fail(line_of(*node), std::string(key) + " in " + where + ": cannot read the duration '" +
                                text +
@@ -424,13 +425,9 @@ workload parse_workload(std::string_view text, const std::string& source,
 }
 
 workload load_workload(const std::filesystem::path& path, const workload_vocabulary& vocabulary) {
-  std::ifstream file(path);
-  TANDEM_EXPECTS(file.good(), config_error,
-                 "cannot open the workload file '" + path.string() +
-                     "'; check the path (examples/ has some to start from)");
-  std::stringstream text;
-  text << file.rdbuf();
-  return parse_workload(text.str(), path.string(), vocabulary);
+  const input_file_kind kind{"workload file", max_workload_file_bytes,
+                             "check the path (examples/ has some to start from)"};
+  return parse_workload(read_input_file(path, kind), path.string(), vocabulary);
 }
 
 }  // namespace tandem::runtime
