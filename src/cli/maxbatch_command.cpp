@@ -255,7 +255,7 @@ run_backend backend_for(const maxbatch_command_options& options) {
                      " is for simulated runs: add --sim, or drop --gpu to train for real");
 #if TANDEM_HAVE_TORCH
   return {runtime::training_vocabulary(), schedule::policy_names(),
-          [](const runtime::workload& spec) { runtime::validate_workload(spec, {}); },
+          [](const runtime::workload& spec) { runtime::validate_training_workload(spec, {}); },
           [](const runtime::workload& spec) { return runtime::run_workload(spec); }};
 #else
   TANDEM_FAIL(config_error,

@@ -9,6 +9,7 @@
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/memory/pool_options.hpp"
+#include "tandem/runtime/workload_validation.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/sim/gpu_spec.hpp"
 #include "tandem/sim/profile_generator.hpp"
@@ -36,27 +37,10 @@ const runtime::job_profile* recorded_profile(const runtime::profile_set& profile
   return nullptr;
 }
 
-/// The job's [job.model_options] as the generator's numbers.
-std::map<std::string, double> numeric_options(const runtime::workload& spec,
-                                              const runtime::job_spec& job) {
-  std::map<std::string, double> options;
-  for (const auto& [key, value] : job.model_options) {
-    if (const auto* integer = std::get_if<std::int64_t>(&value.value)) {
-      options[key] = static_cast<double>(*integer);
-    } else if (const auto* real = std::get_if<double>(&value.value)) {
-      options[key] = *real;
-    } else {
-      fail_at(spec, value.line,
-              "model option " + key + " must be a number, not " + runtime::describe(value));
-    }
-  }
-  return options;
-}
-
 model_request request_of(const runtime::workload& spec, const runtime::job_spec& job,
                          const sim_setup& setup) {
-  return {job.model, setup.batch_size.value_or(job.batch_size), numeric_options(spec, job),
-          job.optimizer};
+  return {job.model, setup.batch_size.value_or(job.batch_size),
+          runtime::model_option_values(spec, job), job.optimizer};
 }
 
 /// The median of the iterations after the first (which also builds optimizer state).
@@ -95,8 +79,6 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
                  "(generated from each job's model; known GPUs: " +
                      join_names(gpu_names()) +
                      ") or --profiles FILE (recorded on this machine by `tandem profile`)");
-  TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
-                 spec.source + ": the workload has no jobs; add a [[job]] table");
   for (const auto& job : spec.jobs) {
     if (job.kind == runtime::job_kind::inference) {
       fail_at(spec, job.line,
@@ -106,21 +88,26 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
     }
   }
   const auto device = simulated_device(spec, setup);
+  // The checks every command shares, on the device simulated (the budget override is judged
+  // against its capacity) and at the batch simulated. mps-um is spatial sharing with another
+  // memory model: its policy is judged as spatial's.
+  auto checked = spec;
+  checked.device.capacity = device.capacity;
+  if (setup.batch_size) {
+    for (auto& job : checked.jobs) job.batch_size = *setup.batch_size;
+  }
+  auto overrides = setup.overrides;
   if (is_unified(spec, setup)) {
     if (!setup.overrides.policy && !spec.policy.options.empty())
       fail_at(spec, spec.policy.line, "policy 'mps-um' takes no options");
-  } else {
-    auto checked = spec;
-    checked.device.capacity = device.capacity;  // the budget override is judged against it
-    runtime::validate_policy(checked, setup.overrides);
+    overrides.policy = "spatial";
   }
+  runtime::validate_workload(checked, overrides);
   if (setup.gpu) {
-    TANDEM_EXPECTS(!setup.batch_size || *setup.batch_size > 0, config_error,
-                   "a batch size must be at least 1");
+    // The catalogue's own: the papers' models, the optimizer, a network's total size.
     for (const auto& job : spec.jobs) {
       try {
-        static_cast<void>(generated_model_option_names(job.model));
-        static_cast<void>(request_of(spec, job, setup));
+        check_request(request_of(spec, job, setup));
       } catch (const config_error& e) {
         fail_at(spec, job.line, "job '" + job.name + "': " + e.what());
       }
