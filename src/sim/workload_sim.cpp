@@ -1,8 +1,10 @@
 #include "tandem/sim/workload_sim.hpp"
 
 #include <algorithm>
+#include <iomanip>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <tuple>
 
 #include "tandem/common/error.hpp"
@@ -50,6 +52,53 @@ double steady_iteration_s(const runtime::job_profile& recorded) {
   if (times.empty()) return 0;
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+/// Iterations a simulation replays at most, all jobs together (50 times the 100-job trace's):
+/// every one is recorded, and a simulation takes about 70 us per iteration with 100 jobs.
+constexpr double max_simulated_iterations = 1e6;
+
+/// "1.23e+07", "0.05": three significant digits.
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << std::setprecision(3) << value;
+  return text.str();
+}
+
+/// Refuses, before anything is simulated, a job that would run past the horizon even alone, and
+/// more iterations than a simulation replays.
+void check_simulated_work(const runtime::workload& spec, const std::vector<simulated_job>& jobs,
+                          double horizon_s) {
+  double iterations = 0;
+  for (const auto& job : jobs) {
+    const double iteration_s = job.profile->solo_iteration_s();
+    const auto& each = job.spec;
+    // Alone it runs its iterations back to back; a duration job runs as many as fit in it.
+    const double count = each.iterations
+                             ? static_cast<double>(*each.iterations)
+                             : each.duration_s.value_or(0) / std::max(iteration_s, 1e-9);
+    const double running_s = each.iterations ? count * iteration_s : each.duration_s.value_or(0);
+    const double end_s = each.arrival_s + job.profile->setup_s + running_s;
+    if (end_s > horizon_s) {
+      const std::string length = each.iterations
+                                     ? std::to_string(*each.iterations) + " iterations of " +
+                                           number_text(iteration_s) + " s each"
+                                     : "its duration";
+      fail_at(spec, each.line,
+              "job '" + each.name + "' would end " + number_text(end_s) +
+                  " s after the start even alone (arriving at " + number_text(each.arrival_s) +
+                  " s, " + length + "), past the simulation's horizon of " +
+                  number_text(horizon_s) + " s; lower its " +
+                  (each.iterations ? "iterations" : "duration or arrival"));
+    }
+    iterations += count;
+  }
+  if (iterations > max_simulated_iterations) {
+    throw config_error(spec.source + ": the jobs would run about " + number_text(iterations) +
+                       " iterations in all, more than the " +
+                       number_text(max_simulated_iterations) +
+                       " a simulation replays; lower their iterations or durations");
+  }
 }
 
 std::vector<std::string> gpu_names() {
@@ -230,6 +279,7 @@ runtime::run_result simulate_workload(const runtime::workload& spec, const sim_s
   validate_simulation(spec, setup);
   const auto device = simulated_device(spec, setup);
   const auto jobs = simulated_jobs(spec, setup);
+  check_simulated_work(spec, jobs, setup.options.horizon_s);
   auto name = runtime::policy_name(spec, setup.overrides);
   auto context = runtime::policy_context_of(spec, setup.overrides, device.budget);
   // MPS shares compute and memory like spatial sharing; what differs is the memory model.
