@@ -255,7 +255,7 @@ run_backend backend_for(const maxbatch_command_options& options) {
                      " is for simulated runs: add --sim, or drop --gpu to train for real");
 #if TANDEM_HAVE_TORCH
   return {runtime::training_vocabulary(), schedule::policy_names(),
-          [](const runtime::workload& spec) { runtime::validate_workload(spec, {}); },
+          [](const runtime::workload& spec) { runtime::validate_training_workload(spec, {}); },
           [](const runtime::workload& spec) { return runtime::run_workload(spec); }};
 #else
   TANDEM_FAIL(config_error,
@@ -265,11 +265,16 @@ run_backend backend_for(const maxbatch_command_options& options) {
 }
 
 void check_bounds(const maxbatch_command_options& options) {
-  TANDEM_EXPECTS(options.jobs >= 1, config_error,
-                 "--jobs " + std::to_string(options.jobs) + ": at least 1 job must run");
-  TANDEM_EXPECTS(options.iterations >= 1, config_error,
-                 "--iterations " + std::to_string(options.iterations) +
-                     ": each job must run at least 1 iteration");
+  TANDEM_EXPECTS(options.jobs >= 1 && options.jobs <= max_colocated_jobs, config_error,
+                 "--jobs " + std::to_string(options.jobs) + ": from 1 to " +
+                     std::to_string(max_colocated_jobs) +
+                     " copies run side by side (every run of the search runs them all, and "
+                     "its time grows with the square of their number)");
+  TANDEM_EXPECTS(options.iterations >= 1 && options.iterations <= max_probe_iterations,
+                 config_error,
+                 "--iterations " + std::to_string(options.iterations) + ": from 1 to " +
+                     std::to_string(max_probe_iterations) +
+                     " per job and run (a few show whether a batch fits; the default is 3)");
   TANDEM_EXPECTS(options.low >= 1, config_error,
                  "--low " + std::to_string(options.low) + ": the smallest batch is 1");
   TANDEM_EXPECTS(!options.high || *options.high >= options.low, config_error,
@@ -433,6 +438,13 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
   const auto solo =
       search_max_batch(probe_of(solo_spec), {options.low, options.high, {}}, progress);
   if (!solo.error.empty()) return stopped(solo);
+  TANDEM_EXPECTS(solo.max_batch > 0, config_error,
+                 "--low " + std::to_string(options.low) +
+                     ": even the first batch tried did not fit with one job alone, so the solo "
+                     "maximum is below it and there is nothing to compare; try a smaller --low "
+                     "(such as --low " +
+                     std::to_string(std::max<std::int64_t>(1, options.low / 8)) +
+                     ", or the default 1)");
   std::vector<table_row> rows;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     progress << "co-located: " << options.jobs << " jobs under " << policy

@@ -26,10 +26,17 @@ struct maxbatch_command_options {
   std::string json_path;              ///< empty: no JSON
 };
 
+/// Most --jobs: every run of the search runs them all, and a run's time grows with the square
+/// of their number.
+inline constexpr std::int64_t max_colocated_jobs = 64;
+/// Most --iterations per job and run.
+inline constexpr std::int64_t max_probe_iterations = 1000;
+
 /// Searches first with one job alone under exclusive, then with the N copies of the workload's
 /// first job under the policy (once per --sweep value); prints a line per run to `progress` and
 /// the table to `out`. Returns 0, or 3 when a job failed for another reason than memory (the
-/// search cannot judge a batch then). Throws config_error for bad input before anything runs.
+/// search cannot judge a batch then). Throws config_error for bad input before anything runs,
+/// and when the --low batch does not fit even alone.
 int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
                      std::ostream& progress);
 

@@ -51,7 +51,7 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   runtime::run_options settings;
   settings.policy = options.policy;
   settings.budget = options.budget;
-  runtime::validate_workload(spec, settings);
+  runtime::validate_training_workload(spec, settings);
 
   std::ofstream json;
   std::ofstream timeline;
@@ -96,7 +96,7 @@ int list_models_command(const models_command_options& options, std::ostream& out
   }
   model_row(out, "model", "parameters", "persistent", "peak live", "options");
   for (const auto& name : names) {
-    const auto model = models::make_model(name, {});
+    const auto model = models::make_model(name, models::default_options(name));
     std::string persistent = "-";
     std::string peak = "-";
     if (options.measure) {

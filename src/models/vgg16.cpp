@@ -1,7 +1,8 @@
 // VGG-16 with batch norm (Simonyan & Zisserman 2015; torchvision's vgg16_bn features): thirteen
 // 3x3 convolutions in five blocks, each block ending in a 2x2 max pool. The classifier is sized
-// to the image: the last map is (side / 32)^2 x 512, followed by two hidden layers of 512 (as the
-// CIFAR variants do) instead of ImageNet's 4096, which alone would hold 120M parameters.
+// to the image: the last map is (side / 32)^2 x 512, followed by two hidden layers of `hidden`:
+// by default 512 (as the CIFAR variants do; default_options), 4096 for ImageNet's, which alone
+// would hold 120M parameters. The simulator's vgg16 reads the same option.
 
 #include "layers.hpp"
 #include "networks.hpp"
@@ -33,7 +34,7 @@ class vgg16 final : public network {
       features_->push_back(torch::nn::ReLU());
       in = out;
     }
-    const std::int64_t hidden = scaled(512, w);
+    const std::int64_t hidden = scaled(options.hidden, w);
     classifier_->push_back(torch::nn::Linear(in * side * side, hidden));
     classifier_->push_back(torch::nn::ReLU());
     classifier_->push_back(torch::nn::Linear(hidden, hidden));

@@ -5,106 +5,90 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
-#include <cmath>
 #include <functional>
+#include <map>
 #include <mutex>
 
 #include "networks.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/models/option_ranges.hpp"
 
 namespace tandem::models {
 namespace {
 
 using namespace detail;
 
-enum class family { image, sequence };
-
-/// Which of the size fields an architecture reads (only those are checked).
-enum class sizes { none, hidden_and_layers, with_heads };
-
+/// A model's architecture and task; the options it reads are the option table's
+/// (tandem/models/option_ranges.hpp), shared with the simulator.
 struct entry {
   const char* name;
-  family kind;
-  sizes reads;
   std::function<std::shared_ptr<network>(const model_options&)> build;
   std::function<std::unique_ptr<task>(const model_options&)> objective;
 };
 
-std::string fixed_depth_message(const std::string& name, std::int64_t depth) {
-  return name + " has depth " + name.substr(6) + " but model_options.depth is " +
-         std::to_string(depth) + "; leave depth at 0, or use the model 'resnet', which takes " +
-         "its depth from the options";
-}
-
-/// resnet20/56/110/50 fix their depth (`named_depth`); "resnet" (0) takes it from the options.
-std::int64_t resnet_depth(std::int64_t named_depth, const model_options& options) {
-  const std::int64_t depth = named_depth != 0 ? named_depth : options.depth;
-  if (named_depth != 0) {
-    TANDEM_EXPECTS(options.depth == 0 || options.depth == named_depth, config_error,
-                   fixed_depth_message("resnet" + std::to_string(named_depth), options.depth));
-  }
-  TANDEM_EXPECTS(depth == 20 || depth == 56 || depth == 110 || depth == 50, config_error,
-                 "resnet depth must be 20, 56 or 110 (CIFAR layout, basic blocks) or 50 "
-                 "(ImageNet layout, bottleneck blocks), not " +
-                     std::to_string(depth) + "; set model_options.depth to one of them");
-  return depth;
-}
-
-std::shared_ptr<network> build_resnet(std::int64_t named_depth, const model_options& options) {
-  const std::int64_t depth = resnet_depth(named_depth, options);
+/// resnet20/56/110/50 fix their depth; "resnet" takes it from the options (option_ranges.hpp).
+std::shared_ptr<network> build_resnet(const std::string& name, const model_options& options) {
+  const std::int64_t depth = resnet_depth(name, options.depth);
   return depth == 50 ? make_resnet50(options) : make_resnet_cifar(options, depth);
 }
 
 const std::vector<entry>& registry() {
-  constexpr auto image = family::image;
-  constexpr auto none = sizes::none;
+  const auto resnet = [](const char* name) -> entry {
+    return {name, [name](const auto& o) { return build_resnet(name, o); }, make_image_task};
+  };
   static const std::vector<entry> entries = {
-      {"resnet20", image, none, [](const auto& o) { return build_resnet(20, o); }, make_image_task},
-      {"resnet56", image, none, [](const auto& o) { return build_resnet(56, o); }, make_image_task},
-      {"resnet110", image, none, [](const auto& o) { return build_resnet(110, o); },
-       make_image_task},
-      {"resnet50", image, none, [](const auto& o) { return build_resnet(50, o); }, make_image_task},
-      {"resnet", image, none, [](const auto& o) { return build_resnet(0, o); }, make_image_task},
-      {"vgg16", image, none, make_vgg16, make_image_task},
-      {"mobilenetv2", image, none, make_mobilenetv2, make_image_task},
-      {"mlp", image, sizes::hidden_and_layers, make_mlp, make_image_task},
-      {"lstm", family::sequence, sizes::hidden_and_layers, make_lstm, make_next_token_task},
-      {"bert_mini", family::sequence, sizes::with_heads, make_bert_mini, make_masked_token_task},
+      resnet("resnet20"),
+      resnet("resnet56"),
+      resnet("resnet110"),
+      resnet("resnet50"),
+      resnet("resnet"),
+      {"vgg16", make_vgg16, make_image_task},
+      {"mobilenetv2", make_mobilenetv2, make_image_task},
+      {"mlp", make_mlp, make_image_task},
+      {"lstm", make_lstm, make_next_token_task},
+      {"bert_mini", make_bert_mini, make_masked_token_task},
   };
   return entries;
 }
 
-void expect_at_least(const std::string& name, const char* field, std::int64_t value,
-                     std::int64_t least) {
-  TANDEM_EXPECTS(value >= least, config_error,
-                 "model '" + name + "': model_options." + field + " must be at least " +
-                     std::to_string(least) + ", not " + std::to_string(value));
+/// The whole-number field a workload calls `option`.
+std::int64_t model_options::*whole_field(const std::string& option) {
+  static const std::map<std::string, std::int64_t model_options::*> fields{
+      {"image_side", &model_options::image_side},
+      {"channels", &model_options::channels},
+      {"classes", &model_options::classes},
+      {"sequence_length", &model_options::sequence_length},
+      {"vocabulary", &model_options::vocabulary},
+      {"hidden", &model_options::hidden},
+      {"layers", &model_options::layers},
+      {"heads", &model_options::heads},
+      {"depth", &model_options::depth}};
+  const auto found = fields.find(option);
+  TANDEM_ASSERT(found != fields.end(), "every option of the table is a field of model_options");
+  return found->second;
 }
 
-/// Checks the fields the model reads that need no architecture to judge; each architecture
-/// checks what is particular to it (vgg16's image side, bert_mini's heads dividing hidden).
+/// The fields `ranges` names, as the option table's numbers.
+option_values values_of(const std::vector<option_range>& ranges, const model_options& options) {
+  option_values values;
+  for (const auto& range : ranges) {
+    if (range.name == "width_multiplier") {
+      values[range.name] = options.width_multiplier;
+    } else if (range.name == "seed") {
+      values[range.name] = static_cast<double>(options.seed);
+    } else {
+      values[range.name] = static_cast<double>(options.*whole_field(range.name));
+    }
+  }
+  return values;
+}
+
+/// Checks the fields the model reads against the option table it shares with the simulator;
+/// each architecture checks what only its layers can (bert_mini's heads dividing hidden again).
 void check(const entry& e, const model_options& options) {
-  const std::string name = e.name;
-  if (e.kind == family::image) {
-    expect_at_least(name, "image_side", options.image_side, 1);
-    expect_at_least(name, "channels", options.channels, 1);
-    expect_at_least(name, "classes", options.classes, 2);
-    TANDEM_EXPECTS(std::isfinite(options.width_multiplier) && options.width_multiplier > 0,
-                   config_error,
-                   "model '" + name + "': model_options.width_multiplier must be positive, not " +
-                       std::to_string(options.width_multiplier));
-  } else {
-    expect_at_least(name, "sequence_length", options.sequence_length, 1);
-    expect_at_least(name, "vocabulary", options.vocabulary, 2);
-  }
-  if (e.reads != sizes::none) {
-    expect_at_least(name, "hidden", options.hidden, 1);
-    expect_at_least(name, "layers", options.layers, 1);
-  }
-  if (e.reads == sizes::with_heads) expect_at_least(name, "heads", options.heads, 1);
-  if (name.starts_with("resnet")) {
-    static_cast<void>(resnet_depth(name == "resnet" ? 0 : std::stoll(name.substr(6)), options));
-  }
+  const auto* ranges = zoo_option_ranges(e.name);
+  TANDEM_ASSERT(ranges != nullptr, "every model of the zoo has a row in the option table");
+  check_zoo_options(e.name, values_of(*ranges, options));
 }
 
 /// Seeds libtorch's default CPU generator (which the layers' initialisers draw from) for the
@@ -145,22 +129,26 @@ std::vector<std::string> model_names() {
 }
 
 std::vector<std::string> model_option_names(const std::string& name) {
-  for (const auto& e : registry()) {
-    if (name != e.name) continue;
-    std::vector<std::string> names;
-    if (e.kind == family::image) {
-      names = {"image_side", "channels", "classes"};
-    } else {
-      names = {"sequence_length", "vocabulary"};
-    }
-    if (e.reads == sizes::none) names.emplace_back("width_multiplier");  // the conv nets
-    if (name.starts_with("resnet")) names.emplace_back("depth");
-    if (e.reads != sizes::none) names.insert(names.end(), {"hidden", "layers"});
-    if (e.reads == sizes::with_heads) names.emplace_back("heads");
-    names.emplace_back("seed");
-    return names;
+  const auto* ranges = zoo_option_ranges(name);
+  return ranges != nullptr ? option_names(*ranges) : std::vector<std::string>{};
+}
+
+model_options default_options(const std::string& name) {
+  model_options options;
+  if (const auto* ranges = zoo_option_ranges(name)) {
+    for (const auto& range : *ranges) set_option(options, range.name, range.default_value);
   }
-  return {};
+  return options;
+}
+
+void set_option(model_options& options, const std::string& option, double value) {
+  if (option == "width_multiplier") {
+    options.width_multiplier = value;
+  } else if (option == "seed") {
+    options.seed = static_cast<std::uint64_t>(value);
+  } else {
+    options.*whole_field(option) = static_cast<std::int64_t>(value);
+  }
 }
 
 void check_model_options(const std::string& name, const model_options& options) {

@@ -1,12 +1,12 @@
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tandem/common/error.hpp"
+#include "tandem/runtime/input_file.hpp"
 #include "tandem/runtime/profile.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 
 namespace tandem::runtime {
 
@@ -239,15 +239,11 @@ profile_set read_profile_json(std::istream& in, const std::string& source) {
 }
 
 profile_set load_profile(const std::filesystem::path& path) {
-  const auto check = "; check the path (write one with `tandem profile WORKLOAD --out FILE`)";
-  std::error_code ec;
-  TANDEM_EXPECTS(!std::filesystem::is_directory(path, ec), config_error,
-                 "cannot read the profile '" + path.string() + "': it is a folder" + check);
-  std::ifstream file(path);
-  TANDEM_EXPECTS(
-      file.good(), config_error,
-      "cannot open the profile '" + path.string() + "': " + std::strerror(errno) + check);
-  return read_profile_json(file, path.string());
+  const input_file_kind kind{
+      "profile file", max_profile_file_bytes,
+      "check the path (write one with `tandem profile WORKLOAD --out FILE`)"};
+  std::istringstream text(read_input_file(path, kind));
+  return read_profile_json(text, path.string());
 }
 
 }  // namespace tandem::runtime

@@ -17,7 +17,7 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations,
   run_options options;
   options.policy = "exclusive";
   options.record_allocations = true;
-  validate_workload(spec, options);
+  validate_training_workload(spec, options);
 
   profile_set profiles;
   profiles.workload = spec.source;

@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "tandem/common/error.hpp"
-#include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
 #include "tandem/runtime/workload_policy.hpp"
+#include "tandem/runtime/workload_validation.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/torch/cpu_allocator.hpp"
 #include "training_job.hpp"
@@ -30,55 +30,11 @@ namespace {
 
 using detail::job_progress;
 
-/// The job's [job.model_options] as the zoo's options; every key must be one the model reads.
+/// The job's [job.model_options] as the zoo's options (validate_workload has checked them).
 models::model_options to_model_options(const workload& spec, const job_spec& job) {
-  const auto known = models::model_option_names(job.model);
-  models::model_options options;
-  for (const auto& [key, value] : job.model_options) {
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      fail_at(spec, value.line,
-              "model '" + job.model + "' has no option '" + key + "'" + suggest_name(key, known) +
-                  " (its options: " + join_names(known) + ")");
-    }
-    if (key == "width_multiplier") {
-      const auto* integer = std::get_if<std::int64_t>(&value.value);
-      const auto* real = std::get_if<double>(&value.value);
-      if (integer == nullptr && real == nullptr) {
-        fail_at(spec, value.line,
-                "model option width_multiplier must be a number, not " + describe(value));
-      }
-      options.width_multiplier = real != nullptr ? *real : static_cast<double>(*integer);
-      continue;
-    }
-    const auto* integer = std::get_if<std::int64_t>(&value.value);
-    if (integer == nullptr) {
-      fail_at(spec, value.line,
-              "model option " + key + " must be a whole number, not " + describe(value));
-    }
-    if (key == "seed") {
-      if (*integer < 0) fail_at(spec, value.line, "model option seed must be 0 or more");
-      options.seed = static_cast<std::uint64_t>(*integer);
-    } else {
-      // clang-format off
-      std::int64_t models::model_options::* const field =
-          key == "image_side" ? &models::model_options::image_side
-        : key == "channels" ? &models::model_options::channels
-        : key == "classes" ? &models::model_options::classes
-        : key == "sequence_length" ? &models::model_options::sequence_length
-        : key == "vocabulary" ? &models::model_options::vocabulary
-        : key == "hidden" ? &models::model_options::hidden
-        : key == "layers" ? &models::model_options::layers
-        : key == "heads" ? &models::model_options::heads
-        : &models::model_options::depth;
-      // clang-format on
-      options.*field = *integer;
-    }
-  }
-  try {
-    models::check_model_options(job.model, options);
-  } catch (const config_error& e) {
-    fail_at(spec, job.line, std::string("job '") + job.name + "': " + e.what());
-  }
+  auto options = models::default_options(job.model);
+  for (const auto& [key, value] : model_option_values(spec, job))
+    models::set_option(options, key, value);
   return options;
 }
 
@@ -161,20 +117,17 @@ workload_vocabulary training_vocabulary() {
   return {models::model_names(), schedule::policy_names(), models::optimizer_names()};
 }
 
-void validate_workload(const workload& spec, const run_options& options) {
+void validate_training_workload(const workload& spec, const run_options& options) {
+  validate_workload(spec, overrides_of(options));
   if (spec.device.kind != device::backend_kind::cpu) {
     fail_at(spec, spec.device.line,
             "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
             "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
   }
-  validate_policy(spec, overrides_of(options));
-  TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
-                 spec.source + ": the workload has no jobs; add a [[job]] table");
-  for (const auto& job : spec.jobs) static_cast<void>(to_model_options(spec, job));
 }
 
 run_result run_workload(const workload& spec, const run_options& options) {
-  validate_workload(spec, options);
+  validate_training_workload(spec, options);
   const auto budget = budget_of(spec, overrides_of(options));
   std::vector<models::model_options> model_options;
   for (const auto& job : spec.jobs) model_options.push_back(to_model_options(spec, job));

@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/runtime/input_file.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 
 namespace tandem::runtime {
 
@@ -100,9 +101,9 @@ class reader {
     double value = 0;
     std::string unit;
     std::istringstream in(text);
-    if (!(in >> value) || !(in >> unit) || in.rdbuf()->in_avail() > 0) unit = "?";
+    const bool readable = (in >> value) && (in >> unit) && in.rdbuf()->in_avail() == 0;
     const std::map<std::string, double> scale{{"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}};
-    const auto found = scale.find(unit);
+    const auto found = readable ? scale.find(unit) : scale.end();
     if (found == scale.end()) {
       fail(line_of(*node), std::string(key) + " in " + where + ": cannot read the duration '" +
                                text +
@@ -146,6 +147,24 @@ class reader {
   std::string source_;
 };
 
+/// "1e+10": a number as a message shows it.
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << value;
+  return text.str();
+}
+
+/// A time in seconds from the start: 0 up to the horizon; `what` names it in the message.
+double within_horizon(const reader& in, std::size_t line, const std::string& what, double value) {
+  if (!(value >= 0 && value <= max_horizon_s)) {
+    in.fail(line, what + " " + number_text(value) +
+                      " s is not within the horizon tandem runs "
+                      "and simulates: from 0 to " +
+                      number_text(max_horizon_s) + " s (7 days) after the workload starts");
+  }
+  return value;
+}
+
 /// budget_schedule = [{ at = "10s", budget = "50%" }, ...]: budgets as sizes or percentages of
 /// the capacity, times strictly increasing.
 std::vector<budget_change> read_budget_schedule(const reader& in, const toml::node& node,
@@ -167,9 +186,8 @@ std::vector<budget_change> read_budget_schedule(const reader& in, const toml::no
     budget_change change;
     change.line = line;
     const auto at = in.seconds(*entry, "at", where);
-    if (!at || *at < 0)
-      in.fail(line, where + ": each entry needs at = a time >= 0, such as \"10s\"");
-    change.at_s = *at;
+    if (!at) in.fail(line, where + ": each entry needs at = a time >= 0, such as \"10s\"");
+    change.at_s = within_horizon(in, line, where + ": at", *at);
     const auto* budget = entry->get("budget");
     if (budget == nullptr) in.fail(line, where + ": each entry needs a budget, such as \"50%\"");
     const auto text = budget->is_string() ? std::string(budget->as_string()->get()) : "";
@@ -220,6 +238,11 @@ device_spec read_device(const reader& in, const toml::table& root) {
   }
   device.capacity = *capacity;
   device.budget = in.bytes(*table, "budget", "[device]").value_or(0);
+  if (const auto* budget = table->get("budget"); budget != nullptr && device.budget == 0) {
+    in.fail(reader::line_of(*budget),
+            "budget must be above 0; to let the jobs hold the whole capacity (" +
+                format_bytes(device.capacity) + "), leave budget out");
+  }
   if (device.budget > device.capacity) {
     in.fail(reader::line_of(*table->get("budget")),
             "budget (" + format_bytes(device.budget) + ") exceeds capacity (" +
@@ -229,8 +252,13 @@ device_spec read_device(const reader& in, const toml::table& root) {
     device.budget_schedule = read_budget_schedule(in, *schedule, device.capacity);
   }
   device.region_size = in.bytes(*table, "region_size", "[device]").value_or(0);
+  if (const auto* region = table->get("region_size");
+      region != nullptr && device.region_size == 0) {
+    in.fail(reader::line_of(*region),
+            "region_size must be above 0; leave it out for the pool's default (64 MiB, Zico's)");
+  }
   device.copy_bandwidth = in.number(*table, "copy_bandwidth", "[device]").value_or(0);
-  if (device.copy_bandwidth < 0) {
+  if (!(device.copy_bandwidth >= 0) || !std::isfinite(device.copy_bandwidth)) {
     in.fail(reader::line_of(*table->get("copy_bandwidth")),
             "copy_bandwidth must be positive bytes per second, or 0 for memcpy speed");
   }
@@ -306,11 +334,16 @@ void read_length(const reader& in, const toml::table& table, const std::string& 
     in.fail(job.line,
             at + " needs exactly one of " + count_key + " (a count) and duration (e.g. \"60s\")");
   }
-  if (job.iterations && *job.iterations <= 0) {
-    in.fail(reader::line_of(*table.get(count_key)), count_key + " must be at least 1");
+  if (job.iterations && (*job.iterations <= 0 || *job.iterations > max_iterations)) {
+    in.fail(reader::line_of(*table.get(count_key)),
+            count_key + " must be from 1 to " + std::to_string(max_iterations) + ", not " +
+                std::to_string(*job.iterations) +
+                "; for a job that runs until a time, write duration = TIME instead");
   }
-  if (job.duration_s && !(*job.duration_s > 0)) {
-    in.fail(reader::line_of(*table.get("duration")), "duration must be positive");
+  if (job.duration_s) {
+    const auto line = reader::line_of(*table.get("duration"));
+    if (!(*job.duration_s > 0)) in.fail(line, "duration must be positive");
+    static_cast<void>(within_horizon(in, line, "duration", *job.duration_s));
   }
 }
 
@@ -364,6 +397,11 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
     in.fail(batch ? reader::line_of(*table.get("batch_size")) : job.line,
             at + " needs a batch_size of at least 1");
   }
+  if (*batch > max_batch_size) {
+    in.fail(reader::line_of(*table.get("batch_size")), "batch_size must be at most " +
+                                                           std::to_string(max_batch_size) +
+                                                           ", not " + std::to_string(*batch));
+  }
   job.batch_size = *batch;
   if (job.kind == job_kind::inference) {
     read_inference(in, table, index, at, job);
@@ -374,14 +412,16 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
                     reader::line_of(*table.get("optimizer")));
     }
     job.learning_rate = in.number(table, "learning_rate", at).value_or(0.01);
-    if (job.learning_rate <= 0) {
-      in.fail(reader::line_of(*table.get("learning_rate")), "learning_rate must be positive");
+    if (!(job.learning_rate > 0) || !std::isfinite(job.learning_rate)) {
+      in.fail(reader::line_of(*table.get("learning_rate")),
+              "learning_rate must be a positive finite number, such as 0.01, not " +
+                  number_text(job.learning_rate));
     }
     read_length(in, table, "iterations", at, job);
   }
-  job.arrival_s = in.seconds(table, "arrival", at).value_or(0);
-  if (job.arrival_s < 0)
-    in.fail(reader::line_of(*table.get("arrival")), "arrival must not be negative");
+  if (const auto arrival = in.seconds(table, "arrival", at)) {
+    job.arrival_s = within_horizon(in, reader::line_of(*table.get("arrival")), "arrival", *arrival);
+  }
   job.priority = in.integer(table, "priority", at).value_or(0);
   job.threads = in.integer(table, "threads", at).value_or(1);
   if (job.threads < 1 || job.threads > 1024) {
@@ -411,6 +451,11 @@ workload parse_workload(std::string_view text, const std::string& source,
     in.fail(jobs != nullptr ? reader::line_of(*jobs) : 1,
             "no jobs: add at least one [[job]] table with a name, model and batch_size");
   }
+  if (jobs->as_array()->size() > max_jobs) {
+    in.fail(reader::line_of(*jobs), "the workload has " + std::to_string(jobs->as_array()->size()) +
+                                        " jobs; tandem takes at most " + std::to_string(max_jobs) +
+                                        " in one workload: split it into several");
+  }
   std::set<std::string> names;
   std::size_t index = 0;
   for (const auto& node : *jobs->as_array()) {
@@ -424,13 +469,9 @@ workload parse_workload(std::string_view text, const std::string& source,
 }
 
 workload load_workload(const std::filesystem::path& path, const workload_vocabulary& vocabulary) {
-  std::ifstream file(path);
-  TANDEM_EXPECTS(file.good(), config_error,
-                 "cannot open the workload file '" + path.string() +
-                     "'; check the path (examples/ has some to start from)");
-  std::stringstream text;
-  text << file.rdbuf();
-  return parse_workload(text.str(), path.string(), vocabulary);
+  const input_file_kind kind{"workload file", max_workload_file_bytes,
+                             "check the path (examples/ has some to start from)"};
+  return parse_workload(read_input_file(path, kind), path.string(), vocabulary);
 }
 
 }  // namespace tandem::runtime

@@ -7,7 +7,6 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
-#include "tandem/common/units.hpp"
 
 namespace tandem::runtime {
 
@@ -104,13 +103,6 @@ void validate_policy(const workload& spec, const policy_overrides& overrides) {
         name, policy_context_of(spec, overrides, budget_of(spec, overrides))));
   } catch (const config_error& e) {
     fail_at(spec, spec.policy.line, e.what());
-  }
-  if (overrides.budget) {
-    TANDEM_EXPECTS(*overrides.budget > 0 && *overrides.budget <= spec.device.capacity, config_error,
-                   "--budget " + format_bytes(*overrides.budget) +
-                       " must be above 0 and at most the device capacity " +
-                       format_bytes(spec.device.capacity) + " of " + spec.source +
-                       "; lower it or raise [device] capacity");
   }
 }
 

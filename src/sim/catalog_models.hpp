@@ -20,6 +20,7 @@ class model_args {
   [[nodiscard]] std::int64_t batch() const { return batch_; }
   [[nodiscard]] double real(const std::string& name) const;
   [[nodiscard]] std::int64_t integer(const std::string& name) const;
+  [[nodiscard]] const std::map<std::string, double>& values() const { return values_; }
 
  private:
   std::int64_t batch_;

@@ -1,19 +1,18 @@
-// The registry. The zoo's models read the options the zoo reads (tandem/models/zoo.hpp:
-// model_option_names), in the same order and with the same defaults and lower bounds; the upper
-// bounds are the generator's own, there to keep every size within 64-bit byte counts and a
-// profile within a few thousand operations.
+// The registry. The zoo's models read the zoo's option table (tandem/models/option_ranges.hpp):
+// the same options, order, defaults, ranges and rules as `tandem run`. The papers' models have
+// ranges of their own, there to keep every size within 64-bit byte counts and a profile within
+// a few thousand operations.
 
 #include "catalog_registry.hpp"
 
-#include <cmath>
-
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 
 namespace tandem::sim::catalog {
 namespace {
 
-constexpr std::int64_t max_batch = 65536;
+constexpr std::int64_t max_batch = runtime::max_batch_size;
 constexpr double max_seed = 9007199254740992.0;  // 2^53: every whole double below is exact
 
 option_spec whole(const std::string& name, double value, double least, double most) {
@@ -32,12 +31,6 @@ std::vector<option_spec> image_options(double side, double least_side, double cl
 
 std::vector<option_spec> sequence_options(double length, double vocabulary) {
   return {whole("sequence_length", length, 1, 16384), whole("vocabulary", vocabulary, 2, 1e6)};
-}
-
-option_spec width_multiplier() {
-  option_spec spec = whole("width_multiplier", 1.0, 1e-3, 16);
-  spec.integral = false;
-  return spec;
 }
 
 option_spec hidden(double value) {
@@ -59,33 +52,20 @@ std::vector<option_spec> join(std::vector<option_spec> first,
   return first;
 }
 
-/// resnet20/56/110/50 fix their depth (`named`); "resnet" (0) takes it from the options. The
-/// zoo's rule and wording.
-std::int64_t resnet_depth(std::int64_t named, const model_args& args) {
-  const std::int64_t given = args.integer("depth");
-  const std::int64_t depth = named != 0 ? named : given;
-  if (named != 0) {
-    TANDEM_EXPECTS(given == 0 || given == named, config_error,
-                   "resnet" + std::to_string(named) + " has depth " + std::to_string(named) +
-                       " but the option depth is " + std::to_string(given) +
-                       "; leave depth at 0, or use the model 'resnet', which takes its depth "
-                       "from the options");
-  }
-  TANDEM_EXPECTS(depth == 20 || depth == 56 || depth == 110 || depth == 50, config_error,
-                 "resnet depth must be 20, 56 or 110 (CIFAR layout, basic blocks) or 50 "
-                 "(ImageNet layout, bottleneck blocks), not " +
-                     std::to_string(depth) + "; set the option depth to one of them");
-  return depth;
-}
-
-model_entry resnet(const std::string& name, std::int64_t named) {
+/// A model of the zoo: its options and rules from the zoo's table.
+model_entry zoo_model(const std::string& name, network (*build)(const model_args&)) {
   model_entry e;
   e.name = name;
-  e.options =
-      with_seed(join(image_options(32, 1, 10), {width_multiplier(), whole("depth", 0, 0, 110)}));
-  e.check = [named](const model_args& args) { static_cast<void>(resnet_depth(named, args)); };
-  e.build = [named](const model_args& args) {
-    const std::int64_t depth = resnet_depth(named, args);
+  e.options = *models::zoo_option_ranges(name);
+  e.check = [name](const model_args& args) { models::check_option_rules(name, args.values()); };
+  e.build = build;
+  return e;
+}
+
+model_entry resnet(const std::string& name) {
+  model_entry e = zoo_model(name, nullptr);
+  e.build = [name](const model_args& args) {
+    const std::int64_t depth = models::resnet_depth(name, args.integer("depth"));
     return depth == 50 ? build_resnet50(args) : build_resnet_cifar(args, depth);
   };
   return e;
@@ -97,20 +77,6 @@ void check_heads(const std::string& model, const model_args& args) {
   TANDEM_EXPECTS(h % heads == 0, config_error,
                  model + " splits hidden = " + std::to_string(h) + " across heads = " +
                      std::to_string(heads) + ", so heads must divide hidden; change one of them");
-}
-
-model_entry vgg16() {
-  model_entry e;
-  e.name = "vgg16";
-  e.options = with_seed(join(image_options(32, 32, 10), {width_multiplier(), hidden(512)}));
-  e.check = [](const model_args& args) {
-    TANDEM_EXPECTS(args.integer("image_side") % 32 == 0, config_error,
-                   "vgg16 halves the image five times, so image_side must be a multiple of 32 "
-                   "(32, 64, 224, ...), not " +
-                       std::to_string(args.integer("image_side")));
-  };
-  e.build = build_vgg16;
-  return e;
 }
 
 model_entry plain(const std::string& name, std::vector<option_spec> options,
@@ -147,16 +113,16 @@ model_entry nasnet() {
 
 std::vector<model_entry> make_catalogue() {
   return {
-      resnet("resnet20", 20),
-      resnet("resnet56", 56),
-      resnet("resnet110", 110),
-      resnet("resnet50", 50),
-      resnet("resnet", 0),
-      vgg16(),
-      plain("mobilenetv2", join(image_options(32, 1, 10), {width_multiplier()}), build_mobilenetv2),
-      plain("mlp", join(image_options(32, 1, 10), {hidden(128), layers(2)}), build_mlp),
-      plain("lstm", join(sequence_options(32, 1000), {hidden(128), layers(2)}), build_lstm),
-      with_heads("bert_mini", 32, 1000, 128, 2, 2, build_bert_mini),
+      resnet("resnet20"),
+      resnet("resnet56"),
+      resnet("resnet110"),
+      resnet("resnet50"),
+      resnet("resnet"),
+      zoo_model("vgg16", build_vgg16),
+      zoo_model("mobilenetv2", build_mobilenetv2),
+      zoo_model("mlp", build_mlp),
+      zoo_model("lstm", build_lstm),
+      zoo_model("bert_mini", build_bert_mini),
       plain("inception_v3", image_options(299, 75, 1000), build_inception_v3),
       nasnet(),
       with_heads("bert_base", 128, 30522, 768, 12, 12, build_bert_base),
@@ -170,35 +136,14 @@ std::vector<model_entry> make_catalogue() {
   };
 }
 
-/// "22.5", "4096", "0.001": std::to_string without its trailing zeros.
-std::string number(double value) {
-  std::string text = std::to_string(value);
-  if (text.find('.') == std::string::npos) return text;
-  text.erase(text.find_last_not_of('0') + 1);
-  if (text.back() == '.') text.pop_back();
-  return text;
-}
-
-std::string range_text(const option_spec& spec) {
-  return (spec.integral ? "a whole number from " : "a number from ") + number(spec.least) + " to " +
-         number(spec.most);
-}
-
-void check_value(const model_entry& entry, const option_spec& spec, double value) {
-  const bool whole_enough = !spec.integral || std::floor(value) == value;
-  TANDEM_EXPECTS(std::isfinite(value) && whole_enough && value >= spec.least && value <= spec.most,
-                 config_error,
-                 "model '" + entry.name + "': option " + spec.name + " must be " +
-                     range_text(spec) + ", not " + number(value));
-}
-
 const option_spec& find_option(const model_entry& entry, const std::string& name) {
   for (const auto& spec : entry.options) {
     if (spec.name == name) return spec;
   }
   const auto known = option_names(entry);
-  TANDEM_FAIL(config_error, "model '" + entry.name + "' has no option '" + name +
-                                "'; its options: " + join_names(known) + suggest_name(name, known));
+  TANDEM_FAIL(config_error, "model '" + entry.name + "' has no option '" + name + "'" +
+                                suggest_name(name, known) + " (its options: " + join_names(known) +
+                                ")");
 }
 
 }  // namespace
@@ -231,7 +176,7 @@ model_args resolve(const model_entry& entry, const model_request& request) {
   std::map<std::string, double> values;
   for (const auto& spec : entry.options) values[spec.name] = spec.default_value;
   for (const auto& [name, value] : request.options) {
-    check_value(entry, find_option(entry, name), value);
+    models::check_option_value(entry.name, find_option(entry, name), value);
     values[name] = value;
   }
   model_args args(request.batch_size, std::move(values));

@@ -1,6 +1,7 @@
 #pragma once
 // The catalogue's registry: each model's name, the options it reads (defaults and ranges) and
-// its builder; the checks a request passes before a builder sees it.
+// its builder; the checks a request passes before a builder sees it. The zoo's models read the
+// zoo's option table, so that `tandem run` and `tandem sim` judge their options alike.
 
 #include <functional>
 #include <string>
@@ -8,17 +9,14 @@
 
 #include "catalog_graph.hpp"
 #include "catalog_models.hpp"
+#include "tandem/models/option_ranges.hpp"
 #include "tandem/sim/profile_generator.hpp"
 
 namespace tandem::sim::catalog {
 
-struct option_spec {
-  std::string name;
-  double default_value = 0;
-  double least = 0;
-  double most = 0;
-  bool integral = true;
-};
+/// An option's default and range: the zoo's models take theirs from the table the zoo and the
+/// workload validation share (tandem/models/option_ranges.hpp), the papers' models add their own.
+using option_spec = models::option_range;
 
 struct model_entry {
   std::string name;

@@ -1,6 +1,6 @@
 // The zoo's VGG-16 with batch norm (src/models/vgg16.cpp): thirteen 3x3 convolutions with bias,
 // each followed by batch norm and a ReLU, five 2x2 max pools, and a classifier of two hidden
-// layers sized to the map left. `hidden` (the generator's addition; the zoo fixes 512) sets the
+// layers sized to the map left. `hidden` (512 by default, as in the zoo) sets the
 // classifier's width before the width multiplier: 4096 with image_side 224 and classes 1000 is
 // ImageNet's VGG-16 (138M).
 

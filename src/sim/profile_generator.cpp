@@ -55,6 +55,11 @@ job_profile generate_profile(const model_request& request, const gpu_spec& gpu) 
   return catalog::lower(network_of(request), request.model, optimizer, gpu);
 }
 
+void check_request(const model_request& request) {
+  static_cast<void>(optimizer_of(request.optimizer));
+  static_cast<void>(network_of(request));
+}
+
 std::int64_t parameter_count(const model_request& request) {
   return catalog::parameter_count(network_of(request));
 }

@@ -181,6 +181,10 @@ class engine final : public schedule::progress_source {
         fail_stalled();
         break;
       }
+      if (next > options_.horizon_s) {
+        policy_.set_progress_source(nullptr);
+        throw config_error(past_horizon());
+      }
       advance_to(next);
       handle_events();
     }
@@ -506,6 +510,18 @@ class engine final : public schedule::progress_source {
 
   /// Every job left waits for an event that cannot come: the same verdict as the runtime's
   /// policy gate, reported on every such job.
+  /// What a simulation that would run on past its horizon says.
+  [[nodiscard]] std::string past_horizon() const {
+    std::string names;
+    for (const auto& run : runs_) {
+      if (run.now != stage::done) names += (names.empty() ? "" : ", ") + run.job->spec.name;
+    }
+    return "the simulation reached its horizon, " +
+           std::to_string(std::lround(options_.horizon_s)) +
+           " s of simulated time, with jobs still to finish (" + names +
+           "); lower their iterations or durations, or let fewer jobs wait for one another";
+  }
+
   void fail_stalled() {
     std::string names;
     for (const auto& run : runs_) {

@@ -1,14 +1,17 @@
 #include "tandem/sim/workload_sim.hpp"
 
 #include <algorithm>
+#include <iomanip>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <tuple>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/memory/pool_options.hpp"
+#include "tandem/runtime/workload_validation.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/sim/gpu_spec.hpp"
 #include "tandem/sim/profile_generator.hpp"
@@ -36,27 +39,10 @@ const runtime::job_profile* recorded_profile(const runtime::profile_set& profile
   return nullptr;
 }
 
-/// The job's [job.model_options] as the generator's numbers.
-std::map<std::string, double> numeric_options(const runtime::workload& spec,
-                                              const runtime::job_spec& job) {
-  std::map<std::string, double> options;
-  for (const auto& [key, value] : job.model_options) {
-    if (const auto* integer = std::get_if<std::int64_t>(&value.value)) {
-      options[key] = static_cast<double>(*integer);
-    } else if (const auto* real = std::get_if<double>(&value.value)) {
-      options[key] = *real;
-    } else {
-      fail_at(spec, value.line,
-              "model option " + key + " must be a number, not " + runtime::describe(value));
-    }
-  }
-  return options;
-}
-
 model_request request_of(const runtime::workload& spec, const runtime::job_spec& job,
                          const sim_setup& setup) {
-  return {job.model, setup.batch_size.value_or(job.batch_size), numeric_options(spec, job),
-          job.optimizer};
+  return {job.model, setup.batch_size.value_or(job.batch_size),
+          runtime::model_option_values(spec, job), job.optimizer};
 }
 
 /// The median of the iterations after the first (which also builds optimizer state).
@@ -66,6 +52,53 @@ double steady_iteration_s(const runtime::job_profile& recorded) {
   if (times.empty()) return 0;
   std::sort(times.begin(), times.end());
   return times[times.size() / 2];
+}
+
+/// Iterations a simulation replays at most, all jobs together (50 times the 100-job trace's):
+/// every one is recorded, and a simulation takes about 70 us per iteration with 100 jobs.
+constexpr double max_simulated_iterations = 1e6;
+
+/// "1.23e+07", "0.05": three significant digits.
+std::string number_text(double value) {
+  std::ostringstream text;
+  text << std::setprecision(3) << value;
+  return text.str();
+}
+
+/// Refuses, before anything is simulated, a job that would run past the horizon even alone, and
+/// more iterations than a simulation replays.
+void check_simulated_work(const runtime::workload& spec, const std::vector<simulated_job>& jobs,
+                          double horizon_s) {
+  double iterations = 0;
+  for (const auto& job : jobs) {
+    const double iteration_s = job.profile->solo_iteration_s();
+    const auto& each = job.spec;
+    // Alone it runs its iterations back to back; a duration job runs as many as fit in it.
+    const double count = each.iterations
+                             ? static_cast<double>(*each.iterations)
+                             : each.duration_s.value_or(0) / std::max(iteration_s, 1e-9);
+    const double running_s = each.iterations ? count * iteration_s : each.duration_s.value_or(0);
+    const double end_s = each.arrival_s + job.profile->setup_s + running_s;
+    if (end_s > horizon_s) {
+      const std::string length = each.iterations
+                                     ? std::to_string(*each.iterations) + " iterations of " +
+                                           number_text(iteration_s) + " s each"
+                                     : "its duration";
+      fail_at(spec, each.line,
+              "job '" + each.name + "' would end " + number_text(end_s) +
+                  " s after the start even alone (arriving at " + number_text(each.arrival_s) +
+                  " s, " + length + "), past the simulation's horizon of " +
+                  number_text(horizon_s) + " s; lower its " +
+                  (each.iterations ? "iterations" : "duration or arrival"));
+    }
+    iterations += count;
+  }
+  if (iterations > max_simulated_iterations) {
+    throw config_error(spec.source + ": the jobs would run about " + number_text(iterations) +
+                       " iterations in all, more than the " +
+                       number_text(max_simulated_iterations) +
+                       " a simulation replays; lower their iterations or durations");
+  }
 }
 
 std::vector<std::string> gpu_names() {
@@ -95,8 +128,6 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
                  "(generated from each job's model; known GPUs: " +
                      join_names(gpu_names()) +
                      ") or --profiles FILE (recorded on this machine by `tandem profile`)");
-  TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
-                 spec.source + ": the workload has no jobs; add a [[job]] table");
   for (const auto& job : spec.jobs) {
     if (job.kind == runtime::job_kind::inference) {
       fail_at(spec, job.line,
@@ -106,21 +137,26 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
     }
   }
   const auto device = simulated_device(spec, setup);
+  // The checks every command shares, on the device simulated (the budget override is judged
+  // against its capacity) and at the batch simulated. mps-um is spatial sharing with another
+  // memory model: its policy is judged as spatial's.
+  auto checked = spec;
+  checked.device.capacity = device.capacity;
+  if (setup.batch_size) {
+    for (auto& job : checked.jobs) job.batch_size = *setup.batch_size;
+  }
+  auto overrides = setup.overrides;
   if (is_unified(spec, setup)) {
     if (!setup.overrides.policy && !spec.policy.options.empty())
       fail_at(spec, spec.policy.line, "policy 'mps-um' takes no options");
-  } else {
-    auto checked = spec;
-    checked.device.capacity = device.capacity;  // the budget override is judged against it
-    runtime::validate_policy(checked, setup.overrides);
+    overrides.policy = "spatial";
   }
+  runtime::validate_workload(checked, overrides);
   if (setup.gpu) {
-    TANDEM_EXPECTS(!setup.batch_size || *setup.batch_size > 0, config_error,
-                   "a batch size must be at least 1");
+    // The catalogue's own: the papers' models, the optimizer, a network's total size.
     for (const auto& job : spec.jobs) {
       try {
-        static_cast<void>(generated_model_option_names(job.model));
-        static_cast<void>(request_of(spec, job, setup));
+        check_request(request_of(spec, job, setup));
       } catch (const config_error& e) {
         fail_at(spec, job.line, "job '" + job.name + "': " + e.what());
       }
@@ -243,6 +279,7 @@ runtime::run_result simulate_workload(const runtime::workload& spec, const sim_s
   validate_simulation(spec, setup);
   const auto device = simulated_device(spec, setup);
   const auto jobs = simulated_jobs(spec, setup);
+  check_simulated_work(spec, jobs, setup.options.horizon_s);
   auto name = runtime::policy_name(spec, setup.overrides);
   auto context = runtime::policy_context_of(spec, setup.overrides, device.budget);
   // MPS shares compute and memory like spatial sharing; what differs is the memory model.

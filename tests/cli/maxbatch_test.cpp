@@ -214,12 +214,48 @@ TEST(MaxBatch, RefusesBadInputBeforeAnyRun) {
   options.iterations = 0;
   EXPECT_NE(refusal(options).find("--iterations 0"), std::string::npos);
   options = simulated("temporal");
+  options.jobs = 100000;
+  EXPECT_NE(refusal(options).find("--jobs 100000: from 1 to 64 copies run side by side"),
+            std::string::npos);
+  options = simulated("temporal");
+  options.iterations = 1001;
+  EXPECT_NE(refusal(options).find("--iterations 1001: from 1 to 1000 per job and run"),
+            std::string::npos);
+  options = simulated("temporal");
+  options.low = 100000;
+  EXPECT_NE(refusal(options).find("batch_size must be from 1 to 65536, not 100000"),
+            std::string::npos);
+  options = simulated("temporal");
   options.low = 64;
   options.high = 32;
   EXPECT_NE(refusal(options).find("--high 32 is below --low 64"), std::string::npos);
   options = simulated("temporal");
   options.gpu.reset();
   EXPECT_NE(refusal(options).find("--sim needs --gpu NAME"), std::string::npos);
+}
+
+// Issue 14: a --low past the solo maximum gets a message saying what to try, not "solo max 0".
+TEST(MaxBatch, ALowBatchThatDoesNotFitAloneIsRefusedSayingWhatToTry) {
+  auto options = simulated("spatial");
+  options.low = 4096;
+  std::ostringstream out;
+  std::ostringstream progress;
+  try {
+    static_cast<void>(maxbatch_command(options, out, progress));
+    ADD_FAILURE() << "a table for a solo maximum below --low: " << out.str();
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("--low 4096: even the first batch tried did not fit with one job "
+                           "alone"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("try a smaller --low (such as --low 512, or the default 1)"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(out.str(), "");
+  EXPECT_NE(progress.str().find("batch 4096: job resnet-1 failed"), std::string::npos)
+      << progress.str();
 }
 
 TEST(MaxBatch, SweepsAPolicyOptionWithOneRowPerValue) {

@@ -229,17 +229,19 @@ TEST(Session, StaticPartitionsFailAJobThatWouldFitTheSharedPool) {
   EXPECT_LE(big.peak_reserved_bytes, 200 * MiB);
 }
 
-TEST(Session, AJobWhoseModelCannotBeBuiltFailsAloneAndReleasesItsMemory) {
-  // 96 hidden units cannot be split among 5 heads: only building the layers finds out.
+TEST(Session, AJobWhoseModelCannotTrainFailsAloneAndReleasesItsMemory) {
+  // resnet20 shrinks 4x4 images to 1x1 maps, where batch norm needs two samples: only building
+  // the layers finds out (every option is valid).
   const auto spec =
       parse(device_table("256MiB") + "[policy]\nname = \"spatial\"\n" + mlp_job("ok", 64, 10) +
-            "[[job]]\nname = \"bert\"\nmodel = \"bert_mini\"\nbatch_size = 4\niterations = 3\n"
-            "[job.model_options]\nhidden = 96\nheads = 5\n");
+            "[[job]]\nname = \"tiny\"\nmodel = \"resnet20\"\nbatch_size = 1\niterations = 3\n"
+            "[job.model_options]\nimage_side = 4\n");
   const auto run = run_workload(spec);
-  const auto& bert = job_named(run, "bert");
-  EXPECT_EQ(bert.status, job_status::failed);
-  EXPECT_FALSE(bert.out_of_memory);
-  EXPECT_NE(bert.error.find("heads must divide hidden"), std::string::npos) << bert.error;
+  const auto& tiny = job_named(run, "tiny");
+  EXPECT_EQ(tiny.status, job_status::failed);
+  EXPECT_FALSE(tiny.out_of_memory);
+  EXPECT_NE(tiny.error.find("model 'resnet20' needs batch_size >= 2 to train"), std::string::npos)
+      << tiny.error;
   EXPECT_EQ(job_named(run, "ok").status, job_status::completed);
 }
 
@@ -288,8 +290,10 @@ TEST(Session, BadWorkloadsAreRefusedBeforeAnythingRuns) {
                "test.toml:20: model 'mlp' has no option 'hiden'; did you mean 'hidden'?");
   expect_error(base + mlp_job("a", 64, 1) + "heads = 2\n", {}, "model 'mlp' has no option 'heads'");
   expect_error(base + mlp_job("a", 64, 1) + "seed = \"x\"\n", {},
-               "model option seed must be a whole number, not the string \"x\"");
-  expect_error(base + mlp_job("a", 0, 1), {}, "model_options.hidden must be at least 1");
+               "model option seed must be a number, not the string \"x\"");
+  expect_error(base + mlp_job("a", 0, 1), {},
+               "job 'a': model 'mlp': option hidden must be a whole number from 1 to 16384, not 0");
+  expect_error(base + mlp_job("a", 100000000, 1), {}, "not 100000000");
   expect_error(base +
                    "[[job]]\nname = \"r\"\nmodel = \"resnet20\"\nbatch_size = 2\niterations = 1\n"
                    "[job.model_options]\ndepth = 56\n",
@@ -311,7 +315,7 @@ TEST(Session, BadWorkloadsAreRefusedBeforeAnythingRuns) {
 TEST(Session, AnExampleWorkloadParsesAndValidates) {
   for (const char* file : {"/two_jobs.toml", "/inference_models.toml"}) {
     const auto spec = load_workload(std::string(TANDEM_EXAMPLES_DIR) + file, training_vocabulary());
-    EXPECT_NO_THROW(validate_workload(spec, {})) << file;
+    EXPECT_NO_THROW(validate_training_workload(spec, {})) << file;
   }
 }
 

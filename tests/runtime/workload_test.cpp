@@ -105,6 +105,61 @@ TEST(Workload, RejectsMistakesWithFileLineAndHint) {
   expect_rejected("image_side = 16", "image_side = = 16", {"w.toml:16:", "not valid TOML"});
 }
 
+// Issue 14: values a file can hold but no run can use are refused where they are written.
+TEST(Workload, RejectsValuesNoRunCanUseWithWhatToWrite) {
+  expect_rejected("learning_rate = 0.001", "learning_rate = nan",
+                  {"w.toml:23:", "learning_rate must be a positive finite number", "not nan"});
+  expect_rejected("learning_rate = 0.001", "learning_rate = inf", {"w.toml:23:", "not inf"});
+  expect_rejected("budget = 1073741824", "budget = \"0\"",
+                  {"w.toml:4:", "budget must be above 0",
+                   "to let the jobs hold the whole capacity (2.00 GiB), leave budget out"});
+  expect_rejected("budget = 1073741824", "budget = 0", {"w.toml:4:", "budget must be above 0"});
+  expect_rejected("capacity = \"2GiB\"", "capacity = \"2GiB\"\nregion_size = 0",
+                  {"w.toml:4:", "region_size must be above 0; leave it out"});
+  expect_rejected("capacity = \"2GiB\"", "capacity = \"2GiB\"\ncopy_bandwidth = nan",
+                  {"w.toml:4:", "copy_bandwidth must be positive"});
+  expect_rejected("batch_size = 32", "batch_size = 100000",
+                  {"w.toml:13:", "batch_size must be at most 65536, not 100000"});
+}
+
+TEST(Workload, RejectsCountsAndTimesBeyondTheLimits) {
+  expect_rejected("iterations = 10", "iterations = 9223372036854775807",
+                  {"w.toml:14:", "iterations must be from 1 to 1000000000, not 9223372036854775807",
+                   "write duration = TIME instead"});
+  expect_rejected("iterations = 10", "iterations = 1000000001", {"w.toml:14:", "from 1 to"});
+  EXPECT_NO_THROW(
+      (void)parse_workload(std::string(valid).replace(std::string(valid).find("iterations = 10"),
+                                                      15, "iterations = 1000000000"),
+                           "w.toml", vocabulary));
+  expect_rejected(
+      "arrival = \"500ms\"", "arrival = \"1e10s\"",
+      {"w.toml:25:", "arrival 1e+10 s is not within the horizon", "from 0 to 604800 s (7 days)"});
+  expect_rejected("arrival = \"500ms\"", "arrival = nan", {"w.toml:25:", "arrival nan s"});
+  expect_rejected("arrival = \"500ms\"", "arrival = -1", {"w.toml:25:", "arrival -1 s"});
+  expect_rejected("duration = \"90s\"", "duration = \"200h\"",
+                  {"w.toml:24:", "duration 720000 s is not within the horizon"});
+  expect_rejected("budget = 1073741824",
+                  "budget = 1073741824\nbudget_schedule = [{ at = \"169h\", budget = \"50%\" }]",
+                  {"w.toml:5:", "budget_schedule: at 608400 s is not within the horizon"});
+}
+
+TEST(Workload, RejectsMoreJobsThanOneWorkloadTakes) {
+  std::string text = "[device]\ncapacity = \"1GiB\"\n[policy]\nname = \"spatial\"\n";
+  for (std::size_t i = 0; i <= 10'000; ++i) {
+    text += "[[job]]\nname = \"j" + std::to_string(i) +
+            "\"\nmodel = \"mlp\"\nbatch_size = 1\niterations = 1\n";
+  }
+  try {
+    (void)parse_workload(text, "many.toml", vocabulary);
+    FAIL() << "accepted 10001 jobs";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the workload has 10001 jobs; tandem takes at most 10000 "
+                                         "in one workload: split it into several"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Workload, ReadsABudgetScheduleInSizesOrPercentages) {
   std::string text = valid;
   text.replace(text.find("budget = 1073741824"), 19,
@@ -245,7 +300,8 @@ TEST(Workload, RejectsInferenceMistakesWithFileLineAndHint) {
                           {"s.toml:14:", "exactly one of requests", "duration"});
   expect_serving_rejected("requests = 20", "requests = 20\nduration = \"5s\"",
                           {"s.toml:14:", "exactly one of requests"});
-  expect_serving_rejected("requests = 20", "requests = 0", {"s.toml:20:", "at least 1"});
+  expect_serving_rejected("requests = 20", "requests = 0",
+                          {"s.toml:20:", "requests must be from 1 to"});
   expect_serving_rejected("requests = 20", "requests = 2.5", {"s.toml:20:", "whole number"});
   expect_serving_rejected("duration = \"2s\"", "duration = \"-2s\"",
                           {"s.toml:", "duration must be positive"});

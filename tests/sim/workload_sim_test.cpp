@@ -202,6 +202,67 @@ requests = 5
   EXPECT_NE(message.find("tandem run"), std::string::npos) << message;
 }
 
+/// `two_resnets` with every job's `iterations = 20` replaced by `length`.
+std::string resnets_running(const std::string& length) {
+  std::string text = two_resnets;
+  for (auto at = text.find("iterations = 20"); at != std::string::npos;
+       at = text.find("iterations = 20")) {
+    text.replace(at, 15, length);
+  }
+  return text;
+}
+
+// Issue 14: a simulation ends, and says why when it would not.
+TEST(WorkloadSim, AJobThatWouldRunPastTheHorizonEvenAloneIsRefusedBeforeSimulating) {
+  const auto setup = on_gpu("v100");
+  const auto started = std::chrono::steady_clock::now();
+  const auto message = error_of(parse(resnets_running("iterations = 1000000000"), setup), setup);
+  EXPECT_NE(message.find("test.toml:8: job 'a' would end "), std::string::npos) << message;
+  EXPECT_NE(message.find("s after the start even alone (arriving at 0 s, 1000000000 iterations "
+                         "of "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("past the simulation's horizon of 6.05e+05 s; lower its iterations"),
+            std::string::npos)
+      << message;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
+TEST(WorkloadSim, MoreIterationsThanASimulationReplaysAreRefusedBeforeSimulating) {
+  // Short iterations for a long time: within the horizon, but hundreds of millions of them.
+  const auto setup = on_gpu("h100");
+  const auto spec = parse(R"([device]
+capacity = "1GiB"
+[policy]
+name = "temporal"
+[[job]]
+name = "small"
+model = "mlp"
+batch_size = 1
+duration = "160h"
+)",
+                          setup);
+  const auto message = error_of(spec, setup);
+  EXPECT_NE(message.find("test.toml: the jobs would run about "), std::string::npos) << message;
+  EXPECT_NE(message.find("iterations in all, more than the 1e+06 a simulation replays"),
+            std::string::npos)
+      << message;
+}
+
+TEST(WorkloadSim, ASimulationThatReachesItsHorizonStopsWithAMessage) {
+  // Each job alone ends well within the horizon, but exclusive runs them one after the other.
+  auto setup = on_gpu("v100");
+  setup.overrides.policy = "exclusive";
+  const auto spec = parse(two_resnets, setup);
+  const auto alone = simulated_jobs(spec, setup)[0].profile;
+  setup.options.horizon_s = 1.5 * (alone->setup_s + 20 * alone->solo_iteration_s());
+  const auto message = error_of(spec, setup);
+  EXPECT_NE(message.find("the simulation reached its horizon, "), std::string::npos) << message;
+  EXPECT_NE(message.find("with jobs still to finish (b); lower their iterations or durations"),
+            std::string::npos)
+      << message;
+}
+
 runtime::profile_set recorded_pair() {
   runtime::profile_set profiles;
   profiles.workload = "recorded.toml";

@@ -11,6 +11,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/models/optimizer.hpp"
+#include "tandem/models/option_ranges.hpp"
 #include "tandem/models/zoo.hpp"
 
 namespace tandem::models {
@@ -71,17 +72,36 @@ TEST(ModelsZoo, OptionsAnArchitectureCannotTakeAreConfigErrorsNamingTheProblem) 
   add("resnet20", "has depth 20 but model_options.depth is 56", [](auto& o) { o.depth = 56; });
   add("resnet20", "width_multiplier", [](auto& o) { o.width_multiplier = 0; });
   add("vgg16", "multiple of 32", [](auto& o) { o.image_side = 48; });
-  add("mlp", "classes must be at least 2", [](auto& o) { o.classes = 1; });
-  add("mlp", "hidden must be at least 1", [](auto& o) { o.hidden = 0; });
+  add("mlp", "option classes must be a whole number from 2", [](auto& o) { o.classes = 1; });
+  add("mlp", "option hidden must be a whole number from 1 to 16384, not 0",
+      [](auto& o) { o.hidden = 0; });
+  add("mlp", "not 100000000", [](auto& o) { o.hidden = 100'000'000; });
   add("mobilenetv2", "image_side", [](auto& o) { o.image_side = 0; });
   add("lstm", "vocabulary", [](auto& o) { o.vocabulary = 0; });
   add("bert_mini", "heads must divide hidden", [](auto& o) { o.heads = 3; });
-  add("bert_mini", "layers must be at least 1", [](auto& o) { o.layers = 0; });
+  add("bert_mini", "option layers must be a whole number from 1", [](auto& o) { o.layers = 0; });
   for (const auto& c : cases) {
     const auto message = build_error(c.name, c.options);
     EXPECT_NE(message.find(c.expected), std::string::npos)
         << c.name << ": expected '" << c.expected << "' in '" << message << "'";
   }
+}
+
+// The zoo and the simulator read one option table (issue 14): the same names and defaults.
+TEST(ModelsZoo, OptionNamesAndDefaultsComeFromTheTableTheSimulatorShares) {
+  for (const auto& name : model_names()) {
+    const auto* ranges = zoo_option_ranges(name);
+    ASSERT_NE(ranges, nullptr) << name;
+    EXPECT_EQ(model_option_names(name), option_names(*ranges)) << name;
+  }
+  EXPECT_EQ(default_options("mlp").hidden, 128);
+  EXPECT_EQ(default_options("vgg16").hidden, 512);  // the classifier's width
+  auto wide = default_options("vgg16");
+  wide.hidden = 1024;
+  EXPECT_EQ(make_model("vgg16", wide)->parameter_count() -
+                make_model("vgg16", default_options("vgg16"))->parameter_count(),
+            // The classifier over a 1x1x512 map holds h^2 + 524h + 10 parameters.
+            (1024 * 1024 + 524 * 1024) - (512 * 512 + 524 * 512));
 }
 
 TEST(ModelsZoo, FieldsAModelDoesNotReadAreNotChecked) {
@@ -133,7 +153,7 @@ std::vector<shape_case> shape_cases() {
       // torchvision: resnet50 25,557,032 at 1000 classes; less 990 x (2048 + 1).
       {"resnet50", images(32), 2, {2, 3, 32, 32}, {2, 10}, 23'528'522},
       // torchvision vgg16_bn features (14,714,688 conv + 8,448 bn) + 512-512-10 classifier.
-      {"vgg16", images(32), 2, {2, 3, 32, 32}, {2, 10}, 14'723'136 + 530'442},
+      {"vgg16", default_options("vgg16"), 2, {2, 3, 32, 32}, {2, 10}, 14'723'136 + 530'442},
       // torchvision: mobilenet_v2 3,504,872 at 1000 classes; less 990 x (1280 + 1).
       {"mobilenetv2", images(32), 2, {2, 3, 32, 32}, {2, 10}, 2'236'682},
       {"mlp", small_mlp, 4, {4, 3, 8, 8}, {4, 10}, (192 * 64 + 64) + (64 * 64 + 64) + 650},

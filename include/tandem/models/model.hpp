@@ -30,7 +30,8 @@ struct model_options {
   std::int64_t vocabulary = 1000;     ///< distinct tokens (the output layer's width)
 
   // Sizes of the layers.
-  std::int64_t hidden = 128;      ///< mlp/lstm/bert_mini width (BERT-mini proper: 256)
+  std::int64_t hidden = 128;      ///< mlp/lstm/bert_mini width (BERT-mini proper: 256);
+                                  ///< vgg16's classifier (default_options: 512)
   std::int64_t layers = 2;        ///< mlp hidden layers, lstm layers, bert_mini encoder layers
   std::int64_t heads = 2;         ///< bert_mini attention heads; must divide `hidden`
   std::int64_t depth = 0;         ///< "resnet": 20, 56, 110 or 50; "resnet56" etc.: 0 or 56

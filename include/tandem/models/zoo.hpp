@@ -24,13 +24,21 @@ namespace tandem::models {
 /// The names `make_model` accepts, in the order listed above.
 [[nodiscard]] std::vector<std::string> model_names();
 
-/// The model_options fields the model `name` reads (their names in workload files); empty for
-/// an unknown model.
+/// The model_options fields the model `name` reads (their names in workload files), from the
+/// option table shared with the simulator (option_ranges.hpp); empty for an unknown model.
 [[nodiscard]] std::vector<std::string> model_option_names(const std::string& name);
 
-/// Throws what make_model would for most bad options (ranges, depths), without building
-/// anything; checks only the layers themselves can make (bert_mini's heads dividing hidden)
-/// remain for make_model.
+/// The options `name` takes when a workload leaves them out (the option table's defaults: as
+/// model_options' own, except vgg16's classifier, 512 wide rather than hidden's 128).
+[[nodiscard]] model_options default_options(const std::string& name);
+
+/// Sets the field of `options` that a workload calls `option` (one of model_option_names) to
+/// `value`; the option table has checked it.
+void set_option(model_options& options, const std::string& option, double value);
+
+/// Throws what make_model would for bad options (the option table's ranges and rules), without
+/// building anything; only what the layers themselves find (a batch too small for a batch
+/// norm) remains for training.
 void check_model_options(const std::string& name, const model_options& options);
 
 /// Builds the model `name` with freshly initialised weights (from `options.seed`). Throws

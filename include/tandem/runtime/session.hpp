@@ -42,10 +42,10 @@ struct run_options {
 /// The names a workload may use in this build: models of the zoo, policies, optimizers.
 [[nodiscard]] workload_vocabulary training_vocabulary();
 
-/// Checks what parse_workload leaves to the components: model options against the model, policy
-/// options against the policy, overrides against the device. Throws config_error
-/// "FILE:LINE: problem; hint". run_workload calls it first.
-void validate_workload(const workload& spec, const run_options& options);
+/// validate_workload (workload_validation.hpp: the checks every command shares) with the
+/// options' overrides, then what only training judges: the device kind this build's libtorch
+/// can train on. Throws config_error "FILE:LINE: problem; hint". run_workload calls it first.
+void validate_training_workload(const workload& spec, const run_options& options);
 
 /// Runs every job to completion or failure and returns what was measured. Throws config_error
 /// for an invalid workload (nothing runs then) and device_error when the device cannot be set

@@ -30,8 +30,8 @@ struct policy_overrides {
                                                          std::size_t budget);
 
 /// Checks the policy name against the registry, its options and their values (by making the
-/// policy once), and a budget override against the capacity. Throws config_error naming the
-/// file, the line and a fix.
+/// policy once). Throws config_error naming the file, the line and a fix. Part of
+/// validate_workload (workload_validation.hpp), which every command calls.
 void validate_policy(const workload& spec, const policy_overrides& overrides);
 
 /// What a policy is told about `job` when it arrives as `id` at `arrival_s`: its counts, kind and

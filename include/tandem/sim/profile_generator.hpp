@@ -38,6 +38,9 @@ struct model_request {
 /// options), an option out of range, a batch size below 1 or an unknown optimizer.
 [[nodiscard]] job_profile generate_profile(const model_request& request, const gpu_spec& gpu);
 
+/// Throws what generate_profile would for `request`, without timing or laying out anything.
+void check_request(const model_request& request);
+
 /// Trainable parameters of `request`'s model (tied weights counted once), what the framework's
 /// parameter count would say. Validates as generate_profile does.
 [[nodiscard]] std::int64_t parameter_count(const model_request& request);

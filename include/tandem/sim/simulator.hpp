@@ -22,6 +22,7 @@
 
 #include "tandem/runtime/results.hpp"
 #include "tandem/runtime/workload.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 #include "tandem/schedule/policy.hpp"
 #include "tandem/sim/job_profile.hpp"
 
@@ -43,6 +44,8 @@ struct sim_options {
   std::uint64_t seed = 1;
   /// Where a CSV timeline goes (time_s,job,event,held_bytes), or nullptr.
   std::ostream* timeline = nullptr;
+  /// Simulated seconds after which the simulation stops with a config_error rather than run on.
+  double horizon_s = runtime::max_horizon_s;
 };
 
 struct simulated_job {
@@ -52,7 +55,8 @@ struct simulated_job {
 
 /// Runs `jobs` under `policy` on `device` and returns what `tandem run` would report (no losses:
 /// nothing is trained). `budget_schedule` changes the budget at its times. Deterministic for a
-/// given seed. Throws usage_error for a job without a profile or with an empty one.
+/// given seed. Throws usage_error for a job without a profile or with an empty one, and
+/// config_error when the jobs would run past `options.horizon_s`.
 [[nodiscard]] runtime::run_result simulate(
     const std::vector<simulated_job>& jobs, schedule::policy& policy, const device_model& device,
     const std::vector<runtime::budget_change>& budget_schedule = {},
