@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// What a path that is not a regular file is, in words; nullptr for a regular file.
+/// What a path that is not a regular file is, in words; nullptr for what may be read.
 const char* what_else(fs::file_type type) {
   switch (type) {
     case fs::file_type::regular:
@@ -27,7 +27,7 @@ const char* what_else(fs::file_type type) {
     case fs::file_type::block:
       return "is a block device, not a regular file";
     case fs::file_type::fifo:
-      return "is a pipe (FIFO), not a regular file; save what it gives to a file first";
+      return nullptr;  // a pipe (`tandem run <(make_workload)`): read like a file, to the cap
     case fs::file_type::socket:
       return "is a socket, not a regular file";
     default:

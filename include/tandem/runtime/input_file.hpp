@@ -16,8 +16,8 @@ struct input_file_kind {
 };
 
 /// The file's contents. Throws config_error naming the file and the problem: it does not exist
-/// or cannot be opened, it is a directory, a device, a pipe or a socket rather than a regular
-/// file, or it holds more than `kind.max_bytes`.
+/// or cannot be opened, it is a directory, a device or a socket rather than a regular file or
+/// a pipe, or it holds more than `kind.max_bytes`.
 [[nodiscard]] std::string read_input_file(const std::filesystem::path& path,
                                           const input_file_kind& kind);
 
