@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
-namespace tandem::detail {
+namespace tandem {
 
 namespace {
 std::string_view short_path(const char* file) {
@@ -17,15 +17,12 @@ std::string_view short_path(const char* file) {
 }
 }  // namespace
 
-std::string located(const char* file, int line, const std::string& message) {
-  std::string out = message;
-  out += " [";
-  out += short_path(file);
-  out += ':';
-  out += std::to_string(line);
-  out += ']';
-  return out;
+std::string error::location() const {
+  if (file_ == nullptr) return {};
+  return std::string(short_path(file_)) + ':' + std::to_string(line_);
 }
+
+namespace detail {
 
 void assertion_failed(const char* condition, const char* file, int line,
                       const std::string& message) {
@@ -34,4 +31,5 @@ void assertion_failed(const char* condition, const char* file, int line,
   std::abort();
 }
 
-}  // namespace tandem::detail
+}  // namespace detail
+}  // namespace tandem

@@ -32,10 +32,10 @@ constexpr const char* k_check_pointers =
   // Non-sticky errors linger in cudaGetLastError; clear them so a later check is not blamed.
   static_cast<void>(cudaGetLastError());
   call = call.substr(0, call.find('('));
-  throw device_error(tandem::detail::located(file, line,
-                                             "CUDA call " + std::string(call) + " failed (" +
-                                                 cudaGetErrorName(status) + ": " +
-                                                 cudaGetErrorString(status) + "); " + hint));
+  throw tandem::detail::raised_at(
+      device_error("CUDA call " + std::string(call) + " failed (" + cudaGetErrorName(status) +
+                   ": " + cudaGetErrorString(status) + "); " + hint),
+      file, line);
 }
 
 /// Runs `call` and throws device_error naming it, CUDA's reason and `hint` (evaluated only on

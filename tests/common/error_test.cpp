@@ -5,15 +5,26 @@
 namespace tandem {
 namespace {
 
-TEST(Expects, ThrowsTheNamedTypeWithTheLocation) {
+TEST(Expects, ThrowsTheNamedTypeWithTheLocationBesideTheMessage) {
   try {
     TANDEM_EXPECTS(1 + 1 == 3, usage_error, "arithmetic is broken");
     FAIL() << "did not throw";
   } catch (const usage_error& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("arithmetic is broken"), std::string::npos);
-    EXPECT_NE(what.find("tests/common/error_test.cpp:"), std::string::npos) << what;
+    // Users read what(): the problem, no source location (issue 14).
+    EXPECT_EQ(std::string(e.what()), "arithmetic is broken");
+    EXPECT_TRUE(e.location().starts_with("tests/common/error_test.cpp:")) << e.location();
   }
+}
+
+TEST(Fail, KeepsTheLocationThroughACopyAsTheBase) {
+  try {
+    TANDEM_FAIL(io_error, "disk full");
+  } catch (const error& e) {
+    const error copy = e;
+    EXPECT_EQ(std::string(copy.what()), "disk full");
+    EXPECT_FALSE(copy.location().empty());
+  }
+  EXPECT_TRUE(config_error("made by hand").location().empty());
 }
 
 TEST(Expects, PassesWhenTheConditionHolds) {

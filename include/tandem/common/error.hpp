@@ -1,8 +1,9 @@
 #pragma once
 // Error channels of tandem (see docs/ARCHITECTURE.md, "Errors").
 //
-// 1. Typed exceptions for users: every message names the problem and what to do about it, and
-//    carries the file:line where it was raised. Catch `tandem::error` for all of them.
+// 1. Typed exceptions for users: every message names the problem and what to do about it. The
+//    file:line where it was raised is kept beside the message (error::location), not in it:
+//    users read what() (`tandem --debug` adds the location). Catch `tandem::error` for all.
 // 2. Assertions (TANDEM_ASSERT) for internal invariants: a failed assertion is a tandem bug, never
 //    a user error, and aborts with the condition and location.
 //
@@ -10,6 +11,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace tandem {
 
@@ -17,6 +19,20 @@ namespace tandem {
 class error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+
+  /// "src/common/units.cpp:32" for an error raised by TANDEM_EXPECTS or TANDEM_FAIL; empty
+  /// for one made otherwise.
+  [[nodiscard]] std::string location() const;
+  /// What the macros call. `file` must outlive the error (__FILE__ does).
+  void set_location(const char* file, int line) noexcept {
+    file_ = file;
+    line_ = line;
+  }
+
+ private:
+  // A pointer and a number, not a string: copying an exception must not throw.
+  const char* file_ = nullptr;
+  int line_ = 0;
 };
 
 /// A caller broke an API contract (bad argument, wrong order of calls, unknown handle).
@@ -37,10 +53,21 @@ class device_error : public error {
   using error::error;
 };
 
+/// A file could not be read or written (a full disk, permission denied, a folder at the path).
+class io_error : public error {
+ public:
+  using error::error;
+};
+
 namespace detail {
 [[noreturn]] void assertion_failed(const char* condition, const char* file, int line,
                                    const std::string& message);
-std::string located(const char* file, int line, const std::string& message);
+/// `exception` with the place it was raised, when it is a tandem::error.
+template <typename Exception>
+Exception raised_at(Exception exception, const char* file, int line) noexcept {
+  if constexpr (std::is_base_of_v<error, Exception>) exception.set_location(file, line);
+  return exception;
+}
 }  // namespace detail
 
 }  // namespace tandem
@@ -49,13 +76,13 @@ std::string located(const char* file, int line, const std::string& message);
 #define TANDEM_EXPECTS(condition, exception_type, message)                            \
   do {                                                                                \
     if (!(condition)) [[unlikely]] {                                                  \
-      throw exception_type(::tandem::detail::located(__FILE__, __LINE__, (message))); \
+      throw ::tandem::detail::raised_at(exception_type(message), __FILE__, __LINE__); \
     }                                                                                 \
   } while (false)
 
 /// Throws `exception_type` with `message` and the location.
 #define TANDEM_FAIL(exception_type, message) \
-  throw exception_type(::tandem::detail::located(__FILE__, __LINE__, (message)))
+  throw ::tandem::detail::raised_at(exception_type(message), __FILE__, __LINE__)
 
 /// Internal invariant, checked in every build: cheap checks only.
 #define TANDEM_ASSERT(condition, message)                                            \
