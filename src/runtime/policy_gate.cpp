@@ -89,6 +89,7 @@ double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_
   bool woken_by_event = false;  // a wait ended because something happened
   for (;;) {
     if (!closed_.empty()) throw gate_closed(closed_);
+    if (stopping_) throw run_stopped("stopped at a boundary: the run was asked to stop");
     const auto verdict = ask();
     const auto seen = generation_;
     if (verdict.what == decision::verdict::start) {
@@ -105,7 +106,7 @@ double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_
     if (verdict.what == decision::verdict::wait_until) {
       ++timed_waiters_;
       changed_.wait_until(lock, to_time_point(verdict.until_s),
-                          [&] { return generation_ != seen || !closed_.empty(); });
+                          [&] { return generation_ != seen || !closed_.empty() || stopping_; });
       --timed_waiters_;
       woken_by_event = woken_by_event || generation_ != seen;
       continue;
@@ -120,7 +121,7 @@ double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_
       changed_.notify_all();
       throw gate_closed(closed_);
     }
-    changed_.wait(lock, [&] { return generation_ != seen || !closed_.empty(); });
+    changed_.wait(lock, [&] { return generation_ != seen || !closed_.empty() || stopping_; });
     waiting_for_event_.erase(job);
     woken_by_event = woken_by_event || generation_ != seen;
   }
@@ -136,6 +137,24 @@ void policy_gate::close(const std::string& reason) {
   std::lock_guard lock(mutex_);
   if (closed_.empty()) closed_ = reason.empty() ? "the run was cancelled" : reason;
   changed_.notify_all();
+}
+
+void policy_gate::stop() {
+  std::lock_guard lock(mutex_);
+  stopping_ = true;
+  changed_.notify_all();
+  stop_requested_.notify_all();
+}
+
+bool policy_gate::stop_requested() const {
+  std::lock_guard lock(mutex_);
+  return stopping_;
+}
+
+void policy_gate::sleep_until(double seconds) {
+  std::unique_lock lock(mutex_);
+  stop_requested_.wait_until(lock, to_time_point(seconds), [&] { return stopping_; });
+  if (stopping_) throw run_stopped("stopped while waiting: the run was asked to stop");
 }
 
 std::vector<double> policy_gate::switch_samples() const {

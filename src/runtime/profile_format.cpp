@@ -148,10 +148,12 @@ iteration_detail read_detail(const field& f) {
   return detail;
 }
 
-bool read_status(const field& f) {
-  const auto status = f.text();
-  if (status != "completed" && status != "failed") f.expected("\"completed\" or \"failed\"");
-  return status == "completed";
+std::string read_status(const field& f) {
+  auto status = f.text();
+  if (status != "completed" && status != "failed" && status != "stopped") {
+    f.expected("\"completed\", \"failed\" or \"stopped\"");
+  }
+  return status;
 }
 
 job_profile read_job(const field& f) {
@@ -160,7 +162,9 @@ job_profile read_job(const field& f) {
   job.model = f["model"].text();
   job.batch_size = f["batch_size"].positive();
   job.threads = f["threads"].positive();
-  job.completed = read_status(f["status"]);
+  const auto status = read_status(f["status"]);
+  job.completed = status == "completed";
+  job.stopped = status == "stopped";
   job.error = f["error"].text();
   job.setup_s = f["setup_s"].seconds();
   for (const auto& t : f["iteration_s"].elements()) job.iteration_s.push_back(t.seconds());
@@ -205,7 +209,9 @@ void write_profile_json(const profile_set& profiles, std::ostream& out) {
                     {"model", job.model},
                     {"batch_size", job.batch_size},
                     {"threads", job.threads},
-                    {"status", job.completed ? "completed" : "failed"},
+                    {"status", job.completed ? "completed"
+                               : job.stopped ? "stopped"
+                                             : "failed"},
                     {"error", job.error},
                     {"setup_s", job.setup_s},
                     {"iteration_s", job.iteration_s},

@@ -8,8 +8,8 @@
 
 namespace tandem::runtime {
 
-profile_set profile_workload(const workload& spec, std::int64_t iterations,
-                             std::ostream* progress) {
+profile_set profile_workload(const workload& spec, std::int64_t iterations, std::ostream* progress,
+                             std::stop_token stop) {
   TANDEM_EXPECTS(iterations >= 2, config_error,
                  "profiles need at least 2 iterations (the first also builds optimizer state), "
                  "got " +
@@ -17,12 +17,24 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations,
   run_options options;
   options.policy = "exclusive";
   options.record_allocations = true;
+  options.stop = stop;
   validate_training_workload(spec, options);
 
   profile_set profiles;
   profiles.workload = spec.source;
   profiles.cores = std::thread::hardware_concurrency();
   for (const auto& job : spec.jobs) {
+    if (stop.stop_requested()) {
+      job_profile skipped;
+      skipped.name = job.name;
+      skipped.model = job.model;
+      skipped.batch_size = job.batch_size;
+      skipped.threads = job.threads;
+      skipped.stopped = true;
+      skipped.error = "not profiled: profiling was stopped before this job";
+      profiles.jobs.push_back(std::move(skipped));
+      continue;
+    }
     // Alone: one job, arriving at once, for exactly `iterations` iterations.
     workload alone = spec;
     alone.jobs = {job};
@@ -40,7 +52,11 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations,
     profile.batch_size = measured.batch_size;
     profile.threads = measured.threads;
     profile.completed = measured.status == job_status::completed;
-    profile.error = measured.error;
+    profile.stopped = measured.status == job_status::stopped;
+    profile.error = profile.stopped
+                        ? "stopped after " + std::to_string(measured.iteration_log.size()) +
+                              " of " + std::to_string(iterations) + " iterations"
+                        : measured.error;
     profile.setup_s = measured.setup_s;
     for (const auto& it : measured.iteration_log)
       profile.iteration_s.push_back(it.end_s - it.start_s);

@@ -18,8 +18,22 @@ std::size_t run_result::failed_jobs() const {
                     [](const job_result& job) { return job.status == job_status::failed; }));
 }
 
+std::size_t run_result::stopped_jobs() const {
+  return static_cast<std::size_t>(
+      std::count_if(jobs.begin(), jobs.end(),
+                    [](const job_result& job) { return job.status == job_status::stopped; }));
+}
+
 const char* to_string(job_status status) {
-  return status == job_status::completed ? "completed" : "failed";
+  switch (status) {
+    case job_status::completed:
+      return "completed";
+    case job_status::failed:
+      return "failed";
+    case job_status::stopped:
+      return "stopped";
+  }
+  return "unknown";
 }
 
 const char* to_string(job_kind kind) {
@@ -189,6 +203,8 @@ void write_json(const run_result& result, std::ostream& out) {
                                 {"peak_live_bytes", result.peak_live_bytes},
                                 {"peak_reserved_bytes", result.peak_reserved_bytes},
                                 {"failed_jobs", result.failed_jobs()},
+                                {"stopped", result.stopped},
+                                {"stopped_jobs", result.stopped_jobs()},
                                 {"completed_training_jobs", completion.jobs},
                                 {"mean_queuing_s", completion_time(completion.mean_queuing_s)},
                                 {"mean_jct_s", completion_time(completion.mean_jct_s)},
@@ -245,12 +261,17 @@ void print_table(const run_result& result, std::ostream& out) {
       out << "job " << job.name << " failed: " << job.error << "\n";
   }
   for (const auto& warning : result.warnings) out << "warning: " << warning << "\n";
+  const auto stopped = result.stopped_jobs();
   out << fmt::format(
       "system: policy {}, makespan {:.2f} s, {:.1f} samples/s, peak held {} of budget {} "
-      "(peak live {}), {} of {} jobs failed\n",
+      "(peak live {}), {} of {} jobs failed{}\n",
       result.policy, result.makespan_s, result.aggregate_samples_per_s,
       format_bytes(result.peak_reserved_bytes), format_bytes(result.budget_bytes),
-      format_bytes(result.peak_live_bytes), result.failed_jobs(), result.jobs.size());
+      format_bytes(result.peak_live_bytes), result.failed_jobs(), result.jobs.size(),
+      stopped > 0 ? fmt::format(", {} stopped before the end", stopped) : "");
+  if (result.stopped) {
+    out << "        the run was stopped early: the figures cover what was done until then\n";
+  }
   const auto completion = completion_metrics_of(result);
   if (completion.jobs > 0) {
     out << fmt::format(

@@ -74,15 +74,16 @@ class progress_printer {
   }
 
   void print() {
-    static constexpr std::array<const char*, 8> phases{
-        "pending", "waiting", "setup", "training", "serving", "idle", "completed", "failed"};
+    static constexpr std::array<const char*, 9> phases{"pending",   "waiting", "setup",
+                                                       "training",  "serving", "idle",
+                                                       "completed", "failed",  "stopped"};
     std::ostringstream line;
     line << '[' << std::fixed << std::setprecision(1) << std::setw(7) << gate_.now() << " s]";
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       const auto& p = progress_[j];
       const auto iterations = p.iterations.load();
       const std::string total =
-          jobs_[j].iterations ? "/" + std::to_string(*jobs_[j].iterations) : std::string();
+          jobs_[j].iterations ? '/' + std::to_string(*jobs_[j].iterations) : std::string();
       const auto id = p.job.load();
       const std::size_t live =
           id >= 0 ? monitor_.current(static_cast<memory::job_id>(id)).live_bytes : 0;
@@ -110,6 +111,34 @@ class progress_printer {
   bool stopping_ = false;
   std::thread thread_;
 };
+
+/// Sleeps until `seconds` of the gate's time; false when the run was stopped first.
+bool sleep_unless_stopped(policy_gate& gate, double seconds) {
+  try {
+    gate.sleep_until(seconds);
+    return true;
+  } catch (const run_stopped&) {
+    return false;
+  }
+}
+
+/// A job the stop came before: listed with what the workload says of it, and no iterations.
+job_result never_arrived(const job_spec& job) {
+  job_result result;
+  result.name = job.name;
+  result.kind = job.kind;
+  result.model = job.model;
+  result.batch_size = job.batch_size;
+  result.threads = job.threads;
+  result.status = job_status::stopped;
+  result.error = "the run was stopped before the job arrived";
+  return result;
+}
+
+bool has_ended(job_progress::phase phase) {
+  return phase == job_progress::phase::completed || phase == job_progress::phase::failed ||
+         phase == job_progress::phase::stopped;
+}
 
 }  // namespace
 
@@ -158,6 +187,9 @@ run_result run_workload(const workload& spec, const run_options& options) {
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
   detail::training_context context{backend, pool, gate, monitor, options.faults};
+  // Runs at once if the stop came already; unregistered (waiting for a call under way) before
+  // the gate goes.
+  const std::stop_callback stop_jobs(options.stop, [&gate] { gate.stop(); });
 
   // Arrivals in time order; equal times keep the file's order (exclusive's FIFO relies on it).
   std::vector<std::size_t> order(spec.jobs.size());
@@ -175,18 +207,21 @@ run_result run_workload(const workload& spec, const run_options& options) {
     // Budget changes come between arrivals, in time order (equal times: the change first).
     const auto& schedule = spec.device.budget_schedule;
     std::size_t next_change = 0;
+    // False when the run was stopped before `time_s`.
     const auto apply_changes_until = [&](double time_s) {
       for (; next_change < schedule.size() && schedule[next_change].at_s <= time_s; ++next_change) {
-        std::this_thread::sleep_until(gate.to_time_point(schedule[next_change].at_s));
+        if (!sleep_unless_stopped(gate, schedule[next_change].at_s)) return false;
         gate.change_budget(schedule[next_change].bytes);
         budget_changes.push_back({gate.now(), schedule[next_change].bytes});
       }
+      return true;
     };
     try {
       for (const auto index : order) {
         const auto& job = spec.jobs[index];
-        apply_changes_until(job.arrival_s);
-        std::this_thread::sleep_until(gate.to_time_point(job.arrival_s));
+        if (!apply_changes_until(job.arrival_s) || !sleep_unless_stopped(gate, job.arrival_s)) {
+          break;  // stopped: no more arrivals
+        }
         const auto id = pool.add_job(job.name);
         monitor.name_job(id, job.name);
         progress[index].job = id;
@@ -203,11 +238,9 @@ run_result run_workload(const workload& spec, const run_options& options) {
       throw;
     }
     // Later changes apply while jobs still run; those after the last job ends do not matter.
-    while (next_change < schedule.size()) {
-      const bool running = std::any_of(progress.begin(), progress.end(), [](const auto& p) {
-        const auto phase = p.now.load();
-        return phase != job_progress::phase::completed && phase != job_progress::phase::failed;
-      });
+    while (next_change < schedule.size() && !gate.stop_requested()) {
+      const bool running = std::any_of(progress.begin(), progress.end(),
+                                       [](const auto& p) { return !has_ended(p.now.load()); });
       if (!running) break;
       if (std::chrono::steady_clock::now() < gate.to_time_point(schedule[next_change].at_s)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -222,6 +255,9 @@ run_result run_workload(const workload& spec, const run_options& options) {
     warnings.push_back("after every job left, the pool still holds " +
                        format_bytes(left.reserved_bytes) + " of regions (" +
                        format_bytes(left.live_bytes) + " live)");
+  }
+  for (std::size_t j = 0; j < results.size(); ++j) {
+    if (progress[j].job.load() < 0) results[j] = never_arrived(spec.jobs[j]);
   }
 
   run_result run;
@@ -252,6 +288,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
   }
   run.jobs = std::move(results);
   run.budget_changes = std::move(budget_changes);
+  run.stopped = run.stopped_jobs() > 0;
   return run;
 }
 

@@ -389,7 +389,7 @@ void serve_requests(const job_spec& spec, const models::model_options& model_opt
                                       : arrival_s > live_s + spec.duration_s.value_or(0);
     if (done) break;
     progress.now = phase::idle;
-    std::this_thread::sleep_until(gate.to_time_point(arrival_s));  // at once when it is late
+    gate.sleep_until(arrival_s);  // at once when it is late; throws run_stopped on a stop
     progress.now = phase::waiting;
     result.wait_s += gate.wait_for_start(id);
     progress.now = phase::serving;
@@ -462,6 +462,10 @@ void run_job(const job_spec& spec, const models::model_options& model_options, m
     }
     result.wait_s += groups.waited_s();
     result.status = job_status::completed;
+  } catch (const run_stopped& e) {
+    // Asked to stop at a boundary: the iterations measured so far stay in the result.
+    result.status = job_status::stopped;
+    result.error = e.what();
   } catch (const c10::Error& e) {
     result.status = job_status::failed;
     result.error = e.what_without_backtrace();
@@ -519,7 +523,9 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     gate.close(std::string("a job could not leave cleanly: ") + e.what());
   }
   result.end_s = gate.now();
-  progress.now = result.status == job_status::completed ? phase::completed : phase::failed;
+  progress.now = result.status == job_status::completed ? phase::completed
+                 : result.status == job_status::stopped ? phase::stopped
+                                                        : phase::failed;
   summarize(result, spec);
   return result;
 }

@@ -17,8 +17,19 @@ namespace tandem::runtime::detail {
 
 /// What the progress printer reads while the job runs.
 struct job_progress {
-  /// serving: an inference job's forward pass; idle: it waits for its next request.
-  enum class phase : int { pending, waiting, setup, training, serving, idle, completed, failed };
+  /// serving: an inference job's forward pass; idle: it waits for its next request; stopped:
+  /// it left at a boundary because the run was asked to stop.
+  enum class phase : int {
+    pending,
+    waiting,
+    setup,
+    training,
+    serving,
+    idle,
+    completed,
+    failed,
+    stopped
+  };
   std::atomic<phase> now{phase::pending};
   std::atomic<std::int64_t> iterations{0};
   std::atomic<std::int64_t> job{-1};  ///< the pool's id once arrived

@@ -239,6 +239,58 @@ TEST_F(PolicyGate, ClosingWakesWaitersAndRefusesLaterStarts) {
   EXPECT_THROW(gate.wait_for_start(a), gate_closed);
 }
 
+TEST_F(PolicyGate, StopWakesAWaitingJobWithRunStoppedAndRefusesLaterStarts) {
+  schedule::exclusive_policy policy;
+  policy_gate gate(policy, pool_, 2);
+  const auto a = pool_.add_job("a");
+  const auto b = pool_.add_job("b");
+  gate.arrive(job_info::make(a, "a", 0, 5));
+  gate.arrive(job_info::make(b, "b", 0, 5));
+  gate.wait_for_start(a);  // a runs; b waits for it to leave, which it never does here
+  std::atomic<bool> stopped{false};
+  std::thread waiter([&] {
+    try {
+      gate.wait_for_start(b);
+    } catch (const run_stopped&) {
+      stopped = true;
+    }
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(gate.stop_requested());
+  gate.stop();
+  waiter.join();
+  EXPECT_TRUE(stopped.load());
+  EXPECT_TRUE(gate.stop_requested());
+  // a finishes the iteration under way; its next start is refused, though the policy would
+  // let it.
+  gate.finish_iteration(a, {0, gate.now(), 0, {}, {}});
+  EXPECT_THROW(gate.wait_for_start(a), run_stopped);
+  // Leaving still works: a stopped job releases its memory through depart as always.
+  gate.depart(a);
+  gate.depart(b);
+}
+
+TEST_F(PolicyGate, StopEndsASleepAtOnce) {
+  schedule::spatial_policy policy;
+  policy_gate gate(policy, pool_, 1);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(20ms);
+    gate.stop();
+  });
+  const auto asked = std::chrono::steady_clock::now();
+  EXPECT_THROW(gate.sleep_until(3600), run_stopped);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 2s);
+  stopper.join();
+  EXPECT_THROW(gate.sleep_until(0), run_stopped);  // after a stop, even a past time throws
+}
+
+TEST_F(PolicyGate, SleepUntilSleepsWithoutAStop) {
+  schedule::spatial_policy policy;
+  policy_gate gate(policy, pool_, 1);
+  gate.sleep_until(gate.now() + 0.02);
+  EXPECT_GE(gate.now(), 0.02);
+}
+
 TEST_F(PolicyGate, MisuseIsAUsageError) {
   schedule::spatial_policy policy;
   policy_gate gate(policy, pool_, 1);

@@ -45,7 +45,14 @@ profile_set sample() {
   failed.model = "resnet50";
   failed.batch_size = 64;
   failed.error = "out of memory";
-  profiles.jobs = {done, failed};
+  job_profile stopped;  // profiling interrupted (Ctrl-C) during this job
+  stopped.name = "c";
+  stopped.model = "mlp";
+  stopped.batch_size = 16;
+  stopped.stopped = true;
+  stopped.error = "stopped after 1 of 5 iterations";
+  stopped.iteration_s = {0.1};
+  profiles.jobs = {done, failed, stopped};
   return profiles;
 }
 
@@ -149,7 +156,7 @@ TEST(ProfileFormat, WrongTypesAreNamedWithWhatWasExpected) {
   EXPECT_MENTIONS(error_after([](auto& d) { d["region_size"] = 2.5; }),
                   "region_size: expected a whole number >= 0, got 2.5");
   EXPECT_MENTIONS(error_after([](auto& d) { d["jobs"][0]["status"] = "done"; }),
-                  "jobs[0].status: expected \"completed\" or \"failed\"");
+                  "jobs[0].status: expected \"completed\", \"failed\" or \"stopped\"");
   EXPECT_MENTIONS(error_after([](auto& d) { d["jobs"][0]["last_iteration"] = 0; }),
                   "jobs[0].last_iteration: expected an object");
 }

@@ -42,6 +42,14 @@ class gate_closed : public error {
   using error::error;
 };
 
+/// Thrown to a job at its next boundary (an iteration's or a group's start, a request's
+/// arrival) once the run was asked to stop (policy_gate::stop): the job leaves there, its
+/// memory released through depart as always, and keeps what it measured.
+class run_stopped : public error {
+ public:
+  using error::error;
+};
+
 class policy_gate {
  public:
   /// `expected_jobs`: how many arrivals the session will report, so that the gate can tell a
@@ -74,6 +82,15 @@ class policy_gate {
 
   /// Wakes every waiting job with gate_closed(reason); later waits throw at once.
   void close(const std::string& reason);
+
+  /// Asks every job to leave at its next boundary: waits under way and every later one throw
+  /// run_stopped, so no iteration or group starts after it (one under way runs to its end).
+  /// Idempotent; safe from any thread (the session calls it from a stop request).
+  void stop();
+  [[nodiscard]] bool stop_requested() const;
+  /// Sleeps until `seconds` (gate time) like std::this_thread::sleep_until, but throws
+  /// run_stopped as soon as stop() is called, so that no job sleeps through a stop.
+  void sleep_until(double seconds);
 
   /// The job-switch samples so far (see above), in seconds, in the order they happened.
   [[nodiscard]] std::vector<double> switch_samples() const;
@@ -111,6 +128,9 @@ class policy_gate {
   std::map<memory::job_id, std::uint64_t> waiting_for_event_;
   std::size_t timed_waiters_ = 0;  // parked until a time: they will ask again
   std::string closed_;             // non-empty once closed: the reason
+  bool stopping_ = false;          // stop() was called
+  // Wakes sleep_until only, so that a sleeper is not woken by every event.
+  std::condition_variable stop_requested_;
 
   // The latest event, for switch samples.
   struct event_mark {

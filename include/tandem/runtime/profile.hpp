@@ -11,6 +11,7 @@
 #include <istream>
 #include <optional>
 #include <ostream>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,9 @@ struct job_profile {
   std::int64_t batch_size = 0;
   std::int64_t threads = 1;
   bool completed = false;
-  std::string error;                ///< why profiling failed; empty when it completed
+  /// Not completed because profiling was stopped (Ctrl-C) before or while this job ran.
+  bool stopped = false;
+  std::string error;                ///< why profiling failed or stopped; empty when it completed
   double setup_s = 0;               ///< building the model and optimizer
   std::vector<double> iteration_s;  ///< every profiled iteration's duration, in order
   std::size_t persistent_bytes = 0;
@@ -53,9 +56,12 @@ struct profile_set {
 
 /// Trains every job of `spec` alone (one at a time, exclusive, on the workload's device and
 /// budget) for `iterations` iterations and records its profile. A job that fails is recorded
-/// with its error; the others are still profiled. Throws config_error for iterations < 2.
+/// with its error; the others are still profiled. `stop` ends the profiling at the running
+/// job's next iteration: that job and those after it are recorded as stopped. Throws
+/// config_error for iterations < 2.
 [[nodiscard]] profile_set profile_workload(const workload& spec, std::int64_t iterations,
-                                           std::ostream* progress = nullptr);
+                                           std::ostream* progress = nullptr,
+                                           std::stop_token stop = {});
 
 void write_profile_json(const profile_set& profiles, std::ostream& out);
 

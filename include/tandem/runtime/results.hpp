@@ -50,7 +50,9 @@ struct iteration_detail {
   std::vector<operation_record> operations;  ///< in order of start
 };
 
-enum class job_status { completed, failed };
+/// stopped: the run was asked to stop (Ctrl-C) before the job finished; what it measured until
+/// then is kept.
+enum class job_status { completed, failed, stopped };
 
 /// A set of durations (request latencies, job-switch times) in seconds: how many, their mean,
 /// nearest-rank percentiles and the largest. Every time is 0 when there are none.
@@ -78,7 +80,7 @@ struct job_result {
   std::int64_t batch_size = 0;
   std::int64_t threads = 1;
   job_status status = job_status::completed;
-  std::string error;           ///< why it failed; empty when completed
+  std::string error;           ///< why it failed or stopped; empty when completed
   bool out_of_memory = false;  ///< failed because an allocation could not be met
 
   double arrival_s = 0;
@@ -136,8 +138,11 @@ struct run_result {
   /// What the pool reported while the jobs ran: a refused free (a pointer freed twice, or by the
   /// wrong job), memory still held after every job left. None in a healthy run.
   std::vector<std::string> warnings;
+  /// The run was asked to stop (run_options::stop) before every job finished.
+  bool stopped = false;
 
   [[nodiscard]] std::size_t failed_jobs() const;
+  [[nodiscard]] std::size_t stopped_jobs() const;
 };
 
 /// Salus's Table 2 metrics besides the makespan, over the completed training jobs (inference

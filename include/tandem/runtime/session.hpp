@@ -13,11 +13,19 @@
 // meet, a bad option the model rejects) drops its tensors, releases its memory and departs; the
 // others carry on. The policy gate's job-switch samples go into the run's result. Needs
 // libtorch (tandem_training).
+//
+// Stopping (run_options::stop, e.g. Ctrl-C): no job arrives and no iteration, group or request
+// starts after the request; each job leaves at its next boundary (one waiting at the gate or
+// for a request is woken at once) through the usual release and departure, with status
+// `stopped` and the iterations it completed. Jobs not yet arrived are listed as stopped with
+// none. The budget schedule's sleeps end too, so run_workload returns within about one
+// iteration.
 
 #include <cstddef>
 #include <functional>
 #include <optional>
 #include <ostream>
+#include <stop_token>
 #include <string>
 
 #include "tandem/runtime/fault_injection.hpp"
@@ -37,6 +45,8 @@ struct run_options {
   bool record_allocations = false;
   /// Jobs made to fail on purpose (fault_injection.hpp): the isolation tests' lever.
   fault_plan faults;
+  /// A stop request ends the run early (see above); none by default.
+  std::stop_token stop;
 };
 
 /// The names a workload may use in this build: models of the zoo, policies, optimizers.
@@ -47,9 +57,9 @@ struct run_options {
 /// can train on. Throws config_error "FILE:LINE: problem; hint". run_workload calls it first.
 void validate_training_workload(const workload& spec, const run_options& options);
 
-/// Runs every job to completion or failure and returns what was measured. Throws config_error
-/// for an invalid workload (nothing runs then) and device_error when the device cannot be set
-/// up; a job's own failure is a result, not an exception.
+/// Runs every job to completion, failure or a stop, and returns what was measured. Throws
+/// config_error for an invalid workload (nothing runs then) and device_error when the device cannot
+/// be set up; a job's own failure is a result, not an exception.
 [[nodiscard]] run_result run_workload(const workload& spec, const run_options& options = {});
 
 }  // namespace tandem::runtime
