@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
@@ -90,8 +91,13 @@ signal_stop::signal_stop(std::string notice, mode how) : state_(std::make_unique
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;  // other threads' reads and writes carry on
-  ::sigaction(SIGINT, &action, &s.previous_int);
-  ::sigaction(SIGTERM, &action, &s.previous_term);
+  // A signal ignored when tandem started stays ignored: a shell runs background jobs with
+  // SIGINT ignored so that Ctrl-C reaches only the foreground (`tandem run ... &` in a script).
+  for (auto [number, previous] :
+       {std::pair{SIGINT, &s.previous_int}, {SIGTERM, &s.previous_term}}) {
+    ::sigaction(number, nullptr, previous);
+    if (previous->sa_handler != SIG_IGN) ::sigaction(number, &action, nullptr);
+  }
 }
 
 signal_stop::~signal_stop() {

@@ -9,7 +9,9 @@
 // the signal and writes a byte to a pipe. A watcher thread reads the pipe, prints the notice
 // and requests the stop, so the callbacks, which lock mutexes, run on an ordinary thread.
 //
-// One signal_stop at a time per process; the previous handlers come back when it goes.
+// A signal ignored when it is made stays ignored (a shell starts background jobs with SIGINT
+// ignored). One signal_stop at a time per process; the previous handlers come back when it
+// goes.
 
 #include <memory>
 #include <stop_token>
