@@ -1,8 +1,12 @@
 // The `tandem` command line: a thin layer that fills option structs and calls the library.
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
+#include <limits>
+#include <optional>
 
+#include "command_line.hpp"
 #include "maxbatch_command.hpp"
 #include "pool_demo.hpp"
 #include "sim_command.hpp"
@@ -10,9 +14,13 @@
 #include "run_command.hpp"
 #endif
 #include "tandem/common/error.hpp"
+#include "tandem/common/signal_stop.hpp"
 #include "tandem/common/units.hpp"
 
 namespace {
+
+/// The largest batch size a flag takes: far beyond any device, well within every count.
+constexpr std::int64_t max_batch = std::int64_t{1} << 40;
 
 /// Adds a size option ("64MiB", "2G", "4096") that writes bytes into `target`.
 CLI::Option* add_size(CLI::App& app, const std::string& name, std::size_t& target,
@@ -26,9 +34,17 @@ CLI::Option* add_size(CLI::App& app, const std::string& name, std::size_t& targe
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace cli = tandem::cli;
   CLI::App app{"tandem: several training jobs side by side on one device, under one memory budget"};
   app.set_version_flag("--version", "tandem 0.1.0");
   app.require_subcommand(1);
+  bool debug = false;
+  app.add_flag("--debug", debug, "Also print where in tandem's source an error was raised");
+  // Unknown options and surplus arguments are set aside rather than thrown, so that the message
+  // can name them and suggest the closest option; the subcommands inherit both settings, and
+  // pass --debug up to the app wherever it stands.
+  app.allow_extras();
+  app.fallthrough();
 
   tandem::cli::pool_demo_options demo;
   auto* demo_cmd = app.add_subcommand(
@@ -65,11 +81,12 @@ int main(int argc, char** argv) {
       ->add_option("--sweep-batch", sim.sweep_batch,
                    "Run every job at each of these batch sizes (with --gpu)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(cli::whole_number(1, max_batch));
   sim_cmd->add_option("--json", sim.json_path, "Write the results as JSON to this file");
   sim_cmd->add_option("--timeline", sim.timeline_path,
                       "Write the timeline (time, job, event, regions held) as CSV");
-  sim_cmd->add_option("--seed", sim.seed, "Seed of the iteration-time jitter");
+  sim_cmd->add_option("--seed", sim.seed, "Seed of the iteration-time jitter")
+      ->check(cli::whole_number(0, std::numeric_limits<std::int64_t>::max()));
   sim_cmd->add_option("--jitter", sim.jitter, "Spread of iteration times (0: none; 0.05: 5%)")
       ->check(CLI::Range(0.0, 1.0));
 
@@ -88,16 +105,22 @@ int main(int argc, char** argv) {
       "--gpu", maxbatch.gpu,
       "GPU of the simulated runs (p100, v100, 2080ti, a100-40gb, a100-80gb, h100)");
   maxbatch_cmd->add_option("--jobs", maxbatch.jobs, "Identical jobs side by side")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::whole_number());  // the range: maxbatch_command, which says why
   maxbatch_cmd->add_option("--iterations", maxbatch.iterations, "Iterations per job and run")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(cli::whole_number());
   maxbatch_cmd->add_option("--set", maxbatch.settings, "Policy option KEY=VALUE (repeatable)")
       ->allow_extra_args(false);
   maxbatch_cmd->add_option("--sweep", maxbatch.sweep,
                            "Search again for each value of one policy option: KEY=V1,V2,...");
-  maxbatch_cmd->add_option("--low", maxbatch.low, "First batch tried")->capture_default_str();
-  maxbatch_cmd->add_option("--high", maxbatch.high,
-                           "Largest batch tried (default: doubling until a run fails)");
+  maxbatch_cmd->add_option("--low", maxbatch.low, "First batch tried")
+      ->capture_default_str()
+      ->check(cli::whole_number());
+  maxbatch_cmd
+      ->add_option("--high", maxbatch.high,
+                   "Largest batch tried (default: doubling until a run fails)")
+      ->check(cli::whole_number());
   maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file");
 #if TANDEM_HAVE_TORCH
   tandem::cli::run_command_options run;
@@ -113,7 +136,7 @@ int main(int argc, char** argv) {
                       "Write the memory timeline (time, job, live bytes by kind) as CSV");
   run_cmd
       ->add_option("--progress-interval", run.progress_interval_s, "Seconds between progress lines")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::seconds_between(0.01, 86400));
   run_cmd->add_flag("--quiet", run.quiet, "No progress lines");
 
   tandem::cli::models_command_options zoo;
@@ -139,31 +162,84 @@ int main(int argc, char** argv) {
       app.add_subcommand("profile", "(needs a build with libtorch)")->allow_extras();
 #endif
 
+  // A command that is none of these would reach CLI11 as a stray argument ("A subcommand is
+  // required"); name it instead.
+  std::vector<std::string> commands;
+  for (const auto* command : app.get_subcommands({})) commands.push_back(command->get_name());
+  const auto named = cli::named_command(argc, argv);
+  const bool asks_for_help_or_version = [&] {
+    for (int i = 1; i < argc; ++i) {
+      const std::string argument = argv[i];
+      if (argument == "-h" || argument == "--help" || argument == "--version") return true;
+    }
+    return false;
+  }();
+  if (std::find(commands.begin(), commands.end(), named) == commands.end() &&
+      !(named.empty() && asks_for_help_or_version)) {
+    std::cerr << "tandem: " << cli::unknown_command_message(named, commands)
+              << "\nrun `tandem --help` for what each does\n";
+    return cli::bad_input_status;
+  }
+
+  // Ctrl-C and SIGTERM: commands that measure stop at a boundary and write what they did
+  // (exit 130 or 143); a second signal, or the first during a simulation (seconds long, and
+  // replayable), exits at once without writing. Every output file is written whole or not at
+  // all (atomic_file.hpp), so nothing is left half-written either way.
+  std::optional<tandem::signal_stop> stop;
+  const auto arm_stop = [&](const char* notice,
+                            tandem::signal_stop::mode how = tandem::signal_stop::mode::graceful) {
+    stop.emplace(notice, how);
+    return stop->token();
+  };
+  int status = 0;
   try {
     app.parse(argc, argv);
-    if (demo_cmd->parsed()) return tandem::cli::run_pool_demo(demo, std::cout) == 0 ? 0 : 3;
-    if (sim_cmd->parsed()) return tandem::cli::sim_workload_command(sim, std::cout);
-    if (maxbatch_cmd->parsed()) {
-      return tandem::cli::maxbatch_command(maxbatch, std::cout, std::cerr);
+    const CLI::App* parsed = nullptr;
+    for (const auto* command : app.get_subcommands()) parsed = command;
+    if (const auto extras = cli::extras_message(app, parsed); !extras.empty()) {
+      std::cerr << "tandem: " << extras << "\nrun `tandem " << named
+                << " --help` for its options\n";
+      return cli::bad_input_status;
     }
+    if (demo_cmd->parsed()) {
+      status = cli::run_pool_demo(demo, std::cout) == 0 ? 0 : 3;
+    } else if (sim_cmd->parsed()) {
+      arm_stop("", tandem::signal_stop::mode::immediate);
+      status = cli::sim_workload_command(sim, std::cout);
+    } else if (maxbatch_cmd->parsed()) {
+      const auto token = arm_stop("stopping the search after the run under way");
+      status = cli::maxbatch_command(maxbatch, std::cout, std::cerr, token);
 #if TANDEM_HAVE_TORCH
-    if (run_cmd->parsed()) return tandem::cli::run_workload_command(run, std::cout, std::cerr);
-    if (models_cmd->parsed()) return tandem::cli::list_models_command(zoo, std::cout);
-    if (profile_cmd->parsed()) {
-      return tandem::cli::profile_workload_command(profile, std::cout, std::cerr);
-    }
+    } else if (run_cmd->parsed()) {
+      const auto token =
+          arm_stop("stopping every job at its next iteration, then writing what was done");
+      status = cli::run_workload_command(run, std::cout, std::cerr, token);
+    } else if (models_cmd->parsed()) {
+      status = cli::list_models_command(zoo, std::cout);
+    } else if (profile_cmd->parsed()) {
+      const auto token = arm_stop(
+          "stopping the job being profiled at its next iteration, then writing what was done");
+      status = cli::profile_workload_command(profile, std::cout, std::cerr, token);
 #else
-    if (run_cmd->parsed() || models_cmd->parsed() || profile_cmd->parsed()) {
+    } else if (run_cmd->parsed() || models_cmd->parsed() || profile_cmd->parsed()) {
       std::cerr << "tandem: this build has no libtorch, so it cannot train; run "
                    "scripts/install-deps.sh and rebuild (cmake finds libtorch-dev)\n";
-      return 2;
-    }
+      return cli::bad_input_status;
 #endif
+    }
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" with status 0; CLI11 prints them.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "tandem " << named << ": " << cli::parse_error_message(e) << "\nrun `tandem "
+              << named << " --help` for its options\n";
+    return cli::bad_input_status;
   } catch (const tandem::error& e) {
-    std::cerr << "tandem: " << e.what() << "\n";
-    return 2;
+    std::cerr << "tandem: " << e.what();
+    if (debug && !e.location().empty()) std::cerr << " [" << e.location() << "]";
+    std::cerr << "\n";
+    return cli::bad_input_status;
   }
-  return 0;
+  // Stopped by a signal: the shell's 128 + signal, whatever the jobs did.
+  if (stop && stop->signal() != 0) return stop->exit_status();
+  return status;
 }

@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <fstream>
 #include <iomanip>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -14,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
@@ -216,7 +214,7 @@ runtime::workload identical_jobs(const runtime::workload& spec, std::int64_t cou
   copy.jobs.clear();
   for (std::int64_t i = 1; i <= count; ++i) {
     auto job = spec.jobs.front();
-    job.name += "-" + std::to_string(i);
+    job.name += '-' + std::to_string(i);
     job.iterations = iterations;
     job.duration_s.reset();
     job.arrival_s = 0;
@@ -235,7 +233,8 @@ struct run_backend {
   runtime::workload_vocabulary vocabulary;
   std::vector<std::string> policies;
   std::function<void(const runtime::workload&)> validate;
-  std::function<runtime::run_result(const runtime::workload&)> run;
+  /// A real run stops early on `stop`; a simulated one (seconds at most) runs to its end.
+  std::function<runtime::run_result(const runtime::workload&, std::stop_token stop)> run;
 };
 
 run_backend backend_for(const maxbatch_command_options& options) {
@@ -248,7 +247,9 @@ run_backend backend_for(const maxbatch_command_options& options) {
     setup.gpu = options.gpu;
     return {sim::simulation_vocabulary(setup), sim::simulated_policy_names(),
             [setup](const runtime::workload& spec) { sim::validate_simulation(spec, setup); },
-            [setup](const runtime::workload& spec) { return sim::simulate_workload(spec, setup); }};
+            [setup](const runtime::workload& spec, const std::stop_token&) {
+              return sim::simulate_workload(spec, setup);
+            }};
   }
   TANDEM_EXPECTS(!options.gpu, config_error,
                  "--gpu " + options.gpu.value_or("") +
@@ -256,7 +257,11 @@ run_backend backend_for(const maxbatch_command_options& options) {
 #if TANDEM_HAVE_TORCH
   return {runtime::training_vocabulary(), schedule::policy_names(),
           [](const runtime::workload& spec) { runtime::validate_training_workload(spec, {}); },
-          [](const runtime::workload& spec) { return runtime::run_workload(spec); }};
+          [](const runtime::workload& spec, std::stop_token stop) {
+            runtime::run_options settings;
+            settings.stop = std::move(stop);
+            return runtime::run_workload(spec, settings);
+          }};
 #else
   TANDEM_FAIL(config_error,
               "this build has no libtorch, so maxbatch cannot train; simulate with --sim --gpu "
@@ -282,13 +287,8 @@ void check_bounds(const maxbatch_command_options& options) {
                      std::to_string(options.low) + "; raise --high or lower --low");
 }
 
-std::ofstream open_json(const std::string& path) {
-  std::ofstream out(path);
-  TANDEM_EXPECTS(out.good(), config_error,
-                 "cannot write the JSON file '" + path + "': " + std::strerror(errno) +
-                     "; check the directory exists and is writable");
-  return out;
-}
+/// Thrown out of a probe when the search was asked to stop: a run cut short judges nothing.
+struct search_stopped {};
 
 /// What the runs shared, for the heading.
 struct run_context {
@@ -377,7 +377,7 @@ nlohmann::json options_json(const runtime::option_table& options) {
 }  // namespace
 
 int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
-                     std::ostream& progress) {
+                     std::ostream& progress, std::stop_token stop) {
   check_bounds(options);
   const auto backend = backend_for(options);
   const auto spec = runtime::load_workload(options.workload, backend.vocabulary);
@@ -409,20 +409,22 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
     check_option_values(colocated_specs.back());
     backend.validate(at_batch(colocated_specs.back(), options.low));
   }
-  std::ofstream json;
-  if (!options.json_path.empty()) json = open_json(options.json_path);
+  std::optional<atomic_file> json;  // opened now: a bad path costs no run time
+  if (!options.json_path.empty()) json.emplace(options.json_path, "JSON");
 
   run_context context;
   const auto probe_of = [&](const runtime::workload& jobs_spec) -> batch_probe {
     return [&, jobs = &jobs_spec](std::int64_t batch) {
       runtime::run_result result;
+      if (stop.stop_requested()) throw search_stopped{};
       try {
-        result = backend.run(at_batch(*jobs, batch));
+        result = backend.run(at_batch(*jobs, batch), stop);
       } catch (const config_error& e) {
         // Every run was checked at the low batch, but a larger one may be beyond what the model
         // or the profile generator takes.
         return probe_result{probe_outcome::refused, "cannot be run: " + first_line(e.what()), 0};
       }
+      if (stop.stop_requested()) throw search_stopped{};
       context = {result.device, result.budget_bytes};
       return judge(result, options.iterations);
     };
@@ -434,25 +436,33 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
     return 3;
   };
 
-  progress << "solo: 1 job under exclusive\n";
-  const auto solo =
-      search_max_batch(probe_of(solo_spec), {options.low, options.high, {}}, progress);
-  if (!solo.error.empty()) return stopped(solo);
-  TANDEM_EXPECTS(solo.max_batch > 0, config_error,
-                 "--low " + std::to_string(options.low) +
-                     ": even the first batch tried did not fit with one job alone, so the solo "
-                     "maximum is below it and there is nothing to compare; try a smaller --low "
-                     "(such as --low " +
-                     std::to_string(std::max<std::int64_t>(1, options.low / 8)) +
-                     ", or the default 1)");
+  search_result solo;
   std::vector<table_row> rows;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    progress << "co-located: " << options.jobs << " jobs under " << policy
-             << (cases[i].label.empty() ? "" : " with " + cases[i].label) << '\n';
-    auto colocated = search_max_batch(probe_of(colocated_specs[i]),
-                                      {options.low, options.high, solo.max_batch + 1}, progress);
-    if (!colocated.error.empty()) return stopped(colocated);
-    rows.push_back({policy, cases[i].label, std::move(colocated)});
+  try {
+    progress << "solo: 1 job under exclusive\n";
+    solo = search_max_batch(probe_of(solo_spec), {options.low, options.high, {}}, progress);
+    if (!solo.error.empty()) return stopped(solo);
+    TANDEM_EXPECTS(solo.max_batch > 0, config_error,
+                   "--low " + std::to_string(options.low) +
+                       ": even the first batch tried did not fit with one job alone, so the solo "
+                       "maximum is below it and there is nothing to compare; try a smaller --low "
+                       "(such as --low " +
+                       std::to_string(std::max<std::int64_t>(1, options.low / 8)) +
+                       ", or the default 1)");
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      progress << "co-located: " << options.jobs << " jobs under " << policy
+               << (cases[i].label.empty() ? "" : " with " + cases[i].label) << '\n';
+      auto colocated = search_max_batch(probe_of(colocated_specs[i]),
+                                        {options.low, options.high, solo.max_batch + 1}, progress);
+      if (!colocated.error.empty()) return stopped(colocated);
+      rows.push_back({policy, cases[i].label, std::move(colocated)});
+    }
+  } catch (const search_stopped&) {
+    progress << "tandem maxbatch: stopped before the search ended; a search cut short has no "
+                "answer, so there is no table"
+             << (json ? " and no JSON (the file was left as it was)" : "")
+             << "; the runs that ended are listed above\n";
+    return 3;
   }
 
   const auto& model_job = spec.jobs.front();
@@ -460,7 +470,7 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
       << model_job.model << "), " << options.iterations << " iterations each, on " << context.device
       << ", budget " << format_bytes(context.budget_bytes) << '\n';
   print_table(rows, solo, options.jobs, out);
-  if (json.is_open()) {
+  if (json) {
     auto solo_json = search_json(solo);
     solo_json["policy"] = "exclusive";
     auto colocated_json = nlohmann::json::array();
@@ -481,10 +491,8 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
                                   {"budget_bytes", context.budget_bytes},
                                   {"solo", solo_json},
                                   {"colocated", colocated_json}};
-    json << document.dump(2) << '\n';
-    json.close();
-    TANDEM_EXPECTS(!json.fail(), device_error,
-                   "writing the JSON to '" + options.json_path + "' failed");
+    json->stream() << document.dump(2) << '\n';
+    json->commit();
     out << "results: " << options.json_path << '\n';
   }
   return 0;

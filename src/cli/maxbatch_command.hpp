@@ -7,6 +7,7 @@
 #include <functional>
 #include <iosfwd>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,11 @@ inline constexpr std::int64_t max_probe_iterations = 1000;
 /// first job under the policy (once per --sweep value); prints a line per run to `progress` and
 /// the table to `out`. Returns 0, or 3 when a job failed for another reason than memory (the
 /// search cannot judge a batch then). Throws config_error for bad input before anything runs,
-/// and when the --low batch does not fit even alone.
+/// and when the --low batch does not fit even alone. `stop` ends the search after the run under
+/// way (a real run stops at its jobs' next iteration): a search cut short has no answer, so it
+/// says so and writes no table or JSON (returning 3).
 int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
-                     std::ostream& progress);
+                     std::ostream& progress, std::stop_token stop = {});
 
 // --- the search, apart from what it runs ----------------------------------------------------
 

@@ -1,13 +1,12 @@
 #include "run_command.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <vector>
 
+#include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/models/zoo.hpp"
@@ -27,53 +26,39 @@ void model_row(std::ostream& out, const std::string& name, const std::string& pa
       << '\n';
 }
 
-/// Opens `path` for writing before anything runs, so that a typo costs no training time.
-std::ofstream open_output(const std::string& path, const char* what) {
-  std::ofstream out(path);
-  TANDEM_EXPECTS(out.good(), config_error,
-                 std::string("cannot write the ") + what + " file '" + path +
-                     "': " + std::strerror(errno) + "; check the directory exists and is writable");
-  return out;
-}
-
-/// Closes a file open_output opened; a write that failed (disk full, say) is an error.
-void close_output(std::ofstream& out, const std::string& path, const char* what) {
-  out.close();
-  TANDEM_EXPECTS(!out.fail(), device_error,
-                 std::string("writing the ") + what + " to '" + path + "' failed");
-}
-
 }  // namespace
 
 int run_workload_command(const run_command_options& options, std::ostream& out,
-                         std::ostream& progress) {
+                         std::ostream& progress, std::stop_token stop) {
   const auto spec = runtime::load_workload(options.workload, runtime::training_vocabulary());
   runtime::run_options settings;
   settings.policy = options.policy;
   settings.budget = options.budget;
   runtime::validate_training_workload(spec, settings);
 
-  std::ofstream json;
-  std::ofstream timeline;
-  if (!options.json_path.empty()) json = open_output(options.json_path, "JSON results");
+  // Opened before anything runs, so that a typo in a path costs no training time.
+  std::optional<atomic_file> json;
+  std::optional<atomic_file> timeline;
+  if (!options.json_path.empty()) json.emplace(options.json_path, "JSON results");
   if (!options.timeline_path.empty()) {
-    timeline = open_output(options.timeline_path, "timeline");
-    settings.timeline = &timeline;
+    timeline.emplace(options.timeline_path, "timeline");
+    settings.timeline = &timeline->stream();
   }
   if (!options.quiet) settings.progress = &progress;
   settings.progress_interval_s = options.progress_interval_s;
+  settings.stop = std::move(stop);
 
   const auto result = runtime::run_workload(spec, settings);
   out << '\n'
       << spec.source << " under policy " << result.policy << " on " << result.device << '\n';
   runtime::print_table(result, out);
-  if (json.is_open()) {
-    runtime::write_json(result, json);
-    close_output(json, options.json_path, "JSON results");
+  if (json) {
+    runtime::write_json(result, json->stream());
+    json->commit();
     out << "results: " << options.json_path << "\n";
   }
-  if (timeline.is_open()) {
-    timeline.close();
+  if (timeline) {
+    timeline->commit();
     out << "memory timeline: " << options.timeline_path << "\n";
   }
   return result.failed_jobs() == 0 ? 0 : 3;
@@ -132,18 +117,19 @@ int list_models_command(const models_command_options& options, std::ostream& out
 }
 
 int profile_workload_command(const profile_command_options& options, std::ostream& out,
-                             std::ostream& progress) {
+                             std::ostream& progress, std::stop_token stop) {
   const auto spec = runtime::load_workload(options.workload, runtime::training_vocabulary());
-  std::ofstream file = open_output(options.out_path, "profiles");
-  const auto profiles = runtime::profile_workload(spec, options.iterations, &progress);
-  runtime::write_profile_json(profiles, file);
-  close_output(file, options.out_path, "profiles");
+  atomic_file file(options.out_path, "profiles");
+  const auto profiles =
+      runtime::profile_workload(spec, options.iterations, &progress, std::move(stop));
+  runtime::write_profile_json(profiles, file.stream());
+  file.commit();
   int failed = 0;
   for (const auto& job : profiles.jobs) {
     out << job.name << " (" << job.model << ", batch " << job.batch_size << "): ";
     if (!job.completed) {
-      out << "failed: " << job.error << '\n';
-      ++failed;
+      out << (job.stopped ? "" : "failed: ") << job.error << '\n';
+      if (!job.stopped) ++failed;
       continue;
     }
     std::vector<double> times = job.iteration_s;

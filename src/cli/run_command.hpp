@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <optional>
+#include <stop_token>
 #include <string>
 
 namespace tandem::cli {
@@ -22,8 +23,11 @@ struct run_command_options {
 
 /// Runs the workload; prints progress to `progress` and the tables to `out`. Returns the exit
 /// status: 0 when every job completed, 3 when one failed (its results are still written).
+/// `stop` ends the run early (session.hpp); what was done is printed and written all the same.
+/// Output files are written whole or not at all (atomic_file.hpp); one that cannot be written
+/// throws io_error.
 int run_workload_command(const run_command_options& options, std::ostream& out,
-                         std::ostream& progress);
+                         std::ostream& progress, std::stop_token stop = {});
 
 struct models_command_options {
   std::int64_t batch_size = 16;
@@ -42,7 +46,9 @@ struct profile_command_options {
 
 /// Profiles every job of the workload alone (runtime/profile.hpp) and writes them as JSON.
 /// Returns 0 when every job was profiled, 3 when one failed (it is in the file with its error).
+/// `stop` ends the profiling at the current job's next iteration; the profiles so far are
+/// written, the unfinished ones marked as such.
 int profile_workload_command(const profile_command_options& options, std::ostream& out,
-                             std::ostream& progress);
+                             std::ostream& progress, std::stop_token stop = {});
 
 }  // namespace tandem::cli

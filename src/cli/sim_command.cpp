@@ -1,12 +1,11 @@
 #include "sim_command.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
+#include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/profile.hpp"
@@ -16,20 +15,6 @@ namespace tandem::cli {
 namespace {
 
 // No fmt here: the tandem executable sees libtorch's include directories (see run_command.cpp).
-
-std::ofstream open_file(const std::string& path, const char* what) {
-  std::ofstream out(path);
-  TANDEM_EXPECTS(out.good(), config_error,
-                 std::string("cannot write the ") + what + " file '" + path +
-                     "': " + std::strerror(errno) + "; check the directory exists and is writable");
-  return out;
-}
-
-void finish_file(std::ofstream& out, const std::string& path, const char* what) {
-  out.close();
-  TANDEM_EXPECTS(!out.fail(), device_error,
-                 std::string("writing the ") + what + " to '" + path + "' failed");
-}
 
 struct comparison_row {
   std::string batch;
@@ -103,15 +88,17 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
                  "--jitter must be between 0 and 1 (a relative spread of iteration times)");
   const auto spec = runtime::load_workload(options.workload, sim::simulation_vocabulary(setup));
 
-  std::ofstream json;
-  std::ofstream timeline;
-  if (!options.json_path.empty()) json = open_file(options.json_path, "JSON results");
+  // Written whole or not at all: a simulation interrupted by Ctrl-C leaves the files as they
+  // were.
+  std::optional<atomic_file> json;
+  std::optional<atomic_file> timeline;
+  if (!options.json_path.empty()) json.emplace(options.json_path, "JSON results");
   const bool single = options.compare.empty() && options.sweep_batch.empty();
   if (!options.timeline_path.empty()) {
     TANDEM_EXPECTS(single, config_error,
                    "--timeline records one run; drop --compare and --sweep-batch to use it");
-    timeline = open_file(options.timeline_path, "timeline");
-    setup.options.timeline = &timeline;
+    timeline.emplace(options.timeline_path, "timeline");
+    setup.options.timeline = &timeline->stream();
   }
 
   if (single) {
@@ -120,13 +107,13 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
     out << spec.source << " under policy " << result.policy << " on " << result.device << " (seed "
         << options.seed << ")\n";
     runtime::print_table(result, out);
-    if (json.is_open()) {
-      runtime::write_json(result, json);
-      finish_file(json, options.json_path, "JSON results");
+    if (json) {
+      runtime::write_json(result, json->stream());
+      json->commit();
       out << "results: " << options.json_path << "\n";
     }
-    if (timeline.is_open()) {
-      finish_file(timeline, options.timeline_path, "timeline");
+    if (timeline) {
+      timeline->commit();
       out << "timeline: " << options.timeline_path << "\n";
     }
     return result.failed_jobs() == 0 ? 0 : 3;
@@ -159,14 +146,15 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
   out << spec.source << " on " << rows.front().result.device << " (seed " << options.seed
       << "; ratio: aggregate samples/s against the first policy of the row's batch)\n";
   print_comparison(rows, out);
-  if (json.is_open()) {
-    json << "[\n";
+  if (json) {
+    auto& file = json->stream();
+    file << "[\n";
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (i > 0) json << ",\n";
-      runtime::write_json(rows[i].result, json);
+      if (i > 0) file << ",\n";
+      runtime::write_json(rows[i].result, file);
     }
-    json << "]\n";
-    finish_file(json, options.json_path, "JSON results");
+    file << "]\n";
+    json->commit();
     out << "results: " << options.json_path << "\n";
   }
   return 0;
