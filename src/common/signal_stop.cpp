@@ -102,8 +102,13 @@ signal_stop::signal_stop(std::string notice, mode how) : state_(std::make_unique
 
 signal_stop::~signal_stop() {
   auto& s = *state_;
-  ::sigaction(SIGINT, &s.previous_int, nullptr);
-  ::sigaction(SIGTERM, &s.previous_term, nullptr);
+  // After a first signal the handler stays: a second one that comes while the process exits
+  // (libtorch's teardown takes a while) still ends it with 128 + its number, as promised,
+  // rather than killing it. Its second-signal path needs nothing this destructor frees.
+  if (received.load() == 0) {
+    ::sigaction(SIGINT, &s.previous_int, nullptr);
+    ::sigaction(SIGTERM, &s.previous_term, nullptr);
+  }
   wake_descriptor = -1;
   static_cast<void>(::write(s.pipe[1], &quit_byte, 1));
   s.watcher.join();

@@ -11,7 +11,7 @@
 //
 // A signal ignored when it is made stays ignored (a shell starts background jobs with SIGINT
 // ignored). One signal_stop at a time per process; the previous handlers come back when it
-// goes.
+// goes, unless a signal came (then a later one still exits with 128 + its number).
 
 #include <memory>
 #include <stop_token>
