@@ -124,12 +124,7 @@ bool sleep_unless_stopped(policy_gate& gate, double seconds) {
 
 /// A job the stop came before: listed with what the workload says of it, and no iterations.
 job_result never_arrived(const job_spec& job) {
-  job_result result;
-  result.name = job.name;
-  result.kind = job.kind;
-  result.model = job.model;
-  result.batch_size = job.batch_size;
-  result.threads = job.threads;
+  auto result = detail::result_for(job);
   result.status = job_status::stopped;
   result.error = "the run was stopped before the job arrived";
   return result;

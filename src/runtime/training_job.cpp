@@ -480,15 +480,20 @@ void run_job(const job_spec& spec, const models::model_options& model_options, m
 
 }  // namespace
 
-job_result train(const job_spec& spec, const models::model_options& model_options,
-                 memory::job_id id, double arrival_s, training_context& context,
-                 job_progress& progress) noexcept {
+job_result result_for(const job_spec& spec) {
   job_result result;
   result.name = spec.name;
   result.kind = spec.kind;
   result.model = spec.model;
   result.batch_size = spec.batch_size;
   result.threads = spec.threads;
+  return result;
+}
+
+job_result train(const job_spec& spec, const models::model_options& model_options,
+                 memory::job_id id, double arrival_s, training_context& context,
+                 job_progress& progress) noexcept {
+  auto result = result_for(spec);
   result.arrival_s = arrival_s;
   auto& gate = context.gate;
   std::unique_ptr<device::stream> stream;

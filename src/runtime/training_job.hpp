@@ -43,6 +43,9 @@ struct training_context {
   const fault_plan& faults;  ///< the isolation tests' planned failures; usually empty
 };
 
+/// A result that names the job as the workload describes it, with nothing measured yet.
+[[nodiscard]] job_result result_for(const job_spec& spec);
+
 /// Runs `spec` as pool job `id` (registered with the pool and arrived at the gate): trains it,
 /// or serves its requests when it is an inference job, until it completes or fails, then
 /// releases its memory and departs. Never throws: failures are in the result.
