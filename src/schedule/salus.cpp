@@ -130,8 +130,11 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
     s.measured = true;
   }
   if (!s.info.signature.empty() && s.need) {
-    auto& known = by_signature_[s.info.signature];
-    known.need = s.measured ? *s.need : known.need;
+    // Measured or given, the job's need is what a job like it needs (the largest seen); a
+    // default-made entry would lend its twins a need of zero.
+    const auto [entry, fresh] = by_signature_.try_emplace(s.info.signature);
+    auto& known = entry->second;
+    known.need = fresh ? *s.need : larger_of(known.need, *s.need);
     known.iteration_s = iteration_s(s);
   }
   if (s.laned && s.need) {

@@ -54,9 +54,10 @@ std::size_t replay_capacity(const job_profile& profile, std::size_t region_size)
 
 void replay_on(memory::device_pool& pool, memory::job_id job, device::stream& stream,
                region_recorder& recorder, job_profile& profile) {
-  // Held until the job leaves the pool (replay_regions removes it).
+  // Held through the iteration, freed at the end as the job's own tensors would be.
+  std::vector<void*> persistent;
   for (const auto size : profile.persistent_tensors)
-    static_cast<void>(pool.allocate(job, stream, size, memory::alloc_kind::persistent));
+    persistent.push_back(pool.allocate(job, stream, size, memory::alloc_kind::persistent));
 
   std::size_t live = 0;
   std::size_t most_live = 0;
@@ -94,6 +95,7 @@ void replay_on(memory::device_pool& pool, memory::job_id job, device::stream& st
                        " stay live); steps must describe one balanced iteration");
   }
   recorder.recording = false;
+  for (void* tensor : persistent) static_cast<void>(pool.deallocate(job, tensor));
   recorder.curve.duration_s = profile.solo_iteration_s();
   profile.held = std::move(recorder.curve);
   std::size_t persistent_bytes = 0;

@@ -188,6 +188,29 @@ TEST(Salus, AJobWithTheSignatureOfAMeasuredOneNeedsNoProbe) {
   EXPECT_EQ(statistic(p.system_statistics(), "probes"), 1);
 }
 
+// Regression (issue 15): a job whose need was given and whose report carried no memory curve
+// left its signature's figures at zero, and a twin then started beside it needing nothing.
+TEST(Salus, ATwinOfAJobWhoseNeedWasGivenInheritsThatNeed) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  auto a = known(1, "a", 0, 5, mib(30, 50));
+  a.signature = "mlp b8";
+  p.on_arrival(a, 0);
+  ASSERT_TRUE(starts(p, 1, 0));
+  iteration_report unmeasured;  // no held curve: the need stays the given one
+  unmeasured.start_s = 0;
+  unmeasured.end_s = 1;
+  p.on_iteration_end(1, unmeasured, 1);
+  auto b = job_info::make(2, "b", 1, 5);
+  b.signature = "mlp b8";
+  p.on_arrival(b, 1);
+  // 30 + 30 persistent and a lane of 50 exceed 100 beside a's lane: b waits for a lane.
+  EXPECT_FALSE(p.lanes().lane_of(2).has_value());
+  EXPECT_TRUE(starts(p, 1, 1));
+  EXPECT_FALSE(starts(p, 2, 1));
+  EXPECT_NE(p.waiting_reason(2).find("30.00 MiB persistent + 50.00 MiB"), std::string::npos)
+      << p.waiting_reason(2);
+}
+
 TEST(Salus, IdenticalJobsArrivingTogetherAreProbedOnce) {
   salus_policy p(100 * MiB, salus_discipline::pack);
   for (job_id id = 1; id <= 3; ++id) {
