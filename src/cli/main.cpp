@@ -196,6 +196,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     const CLI::App* parsed = nullptr;
     for (const auto* command : app.get_subcommands()) parsed = command;
+#if !TANDEM_HAVE_TORCH
+    // Before the check of extras: these stand-ins take any arguments, to say what is missing.
+    if (run_cmd->parsed() || models_cmd->parsed() || profile_cmd->parsed()) {
+      std::cerr << "tandem: this build has no libtorch, so it cannot train; run "
+                   "scripts/install-deps.sh and rebuild (cmake finds libtorch-dev)\n";
+      return cli::bad_input_status;
+    }
+#endif
     if (const auto extras = cli::extras_message(app, parsed); !extras.empty()) {
       std::cerr << "tandem: " << extras << "\nrun `tandem " << named
                 << " --help` for its options\n";
@@ -220,11 +228,6 @@ int main(int argc, char** argv) {
       const auto token = arm_stop(
           "stopping the job being profiled at its next iteration, then writing what was done");
       status = cli::profile_workload_command(profile, std::cout, std::cerr, token);
-#else
-    } else if (run_cmd->parsed() || models_cmd->parsed() || profile_cmd->parsed()) {
-      std::cerr << "tandem: this build has no libtorch, so it cannot train; run "
-                   "scripts/install-deps.sh and rebuild (cmake finds libtorch-dev)\n";
-      return cli::bad_input_status;
 #endif
     }
   } catch (const CLI::ParseError& e) {
