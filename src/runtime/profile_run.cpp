@@ -15,7 +15,7 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations, std:
                  "got " +
                      std::to_string(iterations));
   run_options options;
-  options.policy = "exclusive";
+  options.overrides.policy = "exclusive";
   options.record_allocations = true;
   options.stop = stop;
   validate_training_workload(spec, options);

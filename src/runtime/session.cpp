@@ -38,10 +38,6 @@ models::model_options to_model_options(const workload& spec, const job_spec& job
   return options;
 }
 
-policy_overrides overrides_of(const run_options& options) {
-  return {options.policy, options.budget};
-}
-
 /// Prints a progress line every interval until stopped.
 class progress_printer {
  public:
@@ -142,7 +138,7 @@ workload_vocabulary training_vocabulary() {
 }
 
 void validate_training_workload(const workload& spec, const run_options& options) {
-  validate_workload(spec, overrides_of(options));
+  validate_workload(spec, options.overrides);
   if (spec.device.kind != device::backend_kind::cpu) {
     fail_at(spec, spec.device.line,
             "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
@@ -152,7 +148,7 @@ void validate_training_workload(const workload& spec, const run_options& options
 
 run_result run_workload(const workload& spec, const run_options& options) {
   validate_training_workload(spec, options);
-  const auto budget = budget_of(spec, overrides_of(options));
+  const auto budget = budget_of(spec, options.overrides);
   std::vector<models::model_options> model_options;
   for (const auto& job : spec.jobs) model_options.push_back(to_model_options(spec, job));
 
@@ -173,8 +169,8 @@ run_result run_workload(const workload& spec, const run_options& options) {
     warnings.push_back(message);
   });
   const auto origin = std::chrono::steady_clock::now();  // time zero of every report
-  const auto policy = schedule::make_policy(policy_name(spec, overrides_of(options)),
-                                            policy_context_of(spec, overrides_of(options), budget));
+  const auto policy = schedule::make_policy(policy_name(spec, options.overrides),
+                                            policy_context_of(spec, options.overrides, budget));
   memory_monitor monitor(options.timeline, origin, options.record_allocations,
                          policy->wants_memory_events());
   pool.set_trace_sink(&monitor);

@@ -305,10 +305,10 @@ TEST(Session, BadWorkloadsAreRefusedBeforeAnythingRuns) {
                    mlp_job("a", 64, 1),
                {}, "test.toml:1: device kind \"cuda\"");
   run_options too_big;
-  too_big.budget = 2 * GiB;
+  too_big.overrides.budget = 2 * GiB;
   expect_error(base + mlp_job("a", 64, 1), too_big, "--budget 2.00 GiB must be above 0");
   run_options unknown_policy;
-  unknown_policy.policy = "temporl";
+  unknown_policy.overrides.policy = "temporl";
   expect_error(base + mlp_job("a", 64, 1), unknown_policy, "did you mean 'temporal'?");
 }
 

@@ -67,8 +67,7 @@ std::string run_side(const std::string& text, const policy_overrides& overrides)
 #if TANDEM_HAVE_TORCH
     const auto spec = parse_workload(text, "w.toml", training_vocabulary());
     run_options options;
-    options.policy = overrides.policy;
-    options.budget = overrides.budget;
+    options.overrides = overrides;
     validate_training_workload(spec, options);
 #else
     validate_workload(parse_workload(text, "w.toml", {}), overrides);

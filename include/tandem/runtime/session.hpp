@@ -31,14 +31,14 @@
 #include "tandem/runtime/fault_injection.hpp"
 #include "tandem/runtime/results.hpp"
 #include "tandem/runtime/workload.hpp"
+#include "tandem/runtime/workload_policy.hpp"
 
 namespace tandem::runtime {
 
 struct run_options {
-  std::optional<std::string> policy;  ///< replaces the workload's policy
-  std::optional<std::size_t> budget;  ///< replaces the workload's budget
-  std::ostream* timeline = nullptr;   ///< the memory timeline as CSV (memory_monitor.hpp)
-  std::ostream* progress = nullptr;   ///< live progress lines while the jobs run
+  policy_overrides overrides;        ///< the policy and budget replacing the workload's
+  std::ostream* timeline = nullptr;  ///< the memory timeline as CSV (memory_monitor.hpp)
+  std::ostream* progress = nullptr;  ///< live progress lines while the jobs run
   double progress_interval_s = 1.0;
   /// Record each job's last iteration in detail (job_result::last_iteration): every allocation
   /// and free, and the regions held. What tandem profile writes.
