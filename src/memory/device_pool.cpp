@@ -158,7 +158,10 @@ free_status device_pool::deallocate(job_id job, void* ptr) noexcept {
     } else {
       status = owner->deallocate(
           static_cast<std::size_t>(static_cast<std::byte*>(ptr) - memory_->base()));
-      if (status == free_status::ok && owner->drained()) forget_drained(job, owner);
+      // drained() takes the arena's lock: asked only of a retired arena, not on every free.
+      if (status == free_status::ok && owner->retired() && owner->drained()) {
+        forget_drained(job, owner);
+      }
     }
   } catch (const std::exception& failure) {
     report("freeing " + pointer_text(ptr) + " for job " + label() + " failed: " + failure.what());

@@ -538,16 +538,11 @@ std::size_t job_arena::retire() {
   slot_by_stream_id_.clear();
   extra_uses_.clear();
   TANDEM_ASSERT(pending_frees_.empty(), "a drained job still has pending frees");
-  retired_ = true;
+  retired_.store(true, std::memory_order_release);
   check_invariants();
   std::size_t left = 0;
   for (const auto& [offset, id] : live_) left += blocks_[id].size;
   return left;
-}
-
-bool job_arena::retired() const {
-  std::lock_guard lock(mutex_);
-  return retired_;
 }
 
 bool job_arena::drained() const {

@@ -33,6 +33,7 @@
 // Thread safety: every public member locks the arena's mutex; the arena never holds it while
 // taking another arena's lock. Lock order: arena mutex, then the region pool's mutex.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -91,7 +92,9 @@ class job_arena {
   /// The job leaves (Note [Retired arenas]). Waits for the job's streams, returns every region
   /// that holds no live block and forgets the streams; returns the bytes still live.
   std::size_t retire();
-  [[nodiscard]] bool retired() const;
+  /// Without the lock: the pool asks on every allocation (is the job still registered) and
+  /// every free (did it drain a retired arena).
+  [[nodiscard]] bool retired() const { return retired_.load(std::memory_order_acquire); }
   /// Retired, and every block it still held then has been freed since: nothing of it is left.
   [[nodiscard]] bool drained() const;
 
@@ -204,7 +207,8 @@ class job_arena {
   std::vector<pending_free> pending_frees_;
   job_stats stats_;
   std::size_t limit_ = 0;  // 0: only the pool's budget applies
-  bool retired_ = false;   // see Note [Retired arenas]
+  // See Note [Retired arenas]. Set once, under mutex_; read without it by retired().
+  std::atomic<bool> retired_{false};
 };
 
 }  // namespace tandem::memory::detail
