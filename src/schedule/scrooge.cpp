@@ -46,6 +46,10 @@ std::size_t scrooge_policy::effective_budget() const {
   return static_cast<std::size_t>(fraction * static_cast<double>(budget_));
 }
 
+bool scrooge_policy::runs_alone(const job_state& state) {
+  return state.now != phase::informed || !state.profile;
+}
+
 bool scrooge_policy::anyone_running_except(job_id job) const {
   return std::any_of(jobs_.begin(), jobs_.end(),
                      [&](const auto& entry) { return entry.first != job && entry.second.running; });
@@ -53,7 +57,7 @@ bool scrooge_policy::anyone_running_except(job_id job) const {
 
 bool scrooge_policy::someone_runs_alone() const {
   return std::any_of(jobs_.begin(), jobs_.end(), [](const auto& entry) {
-    return entry.second.running && entry.second.now != phase::informed;
+    return entry.second.running && runs_alone(entry.second);
   });
 }
 
@@ -88,7 +92,7 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
   auto& state = found->second;
   if (!state.first_ask_s) state.first_ask_s = now_s;
   if (someone_runs_alone() && !state.running) return wait_for_event(state);
-  if (state.now != phase::informed || !state.profile) {
+  if (runs_alone(state)) {
     // Profiling and fallback iterations run alone; while one waits for the others' iterations
     // to end, nobody starts a new one, so it cannot be starved.
     // A newcomer that is not admitted holds nobody up: it waits for a departure.
@@ -133,8 +137,8 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
 }
 
 bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) const {
-  const bool alone = state.now != phase::informed || !state.profile;
-  return alone && !state.running && state.first_ask_s && (state.admitted || admits(job));
+  return runs_alone(state) && !state.running && state.first_ask_s &&
+         (state.admitted || admits(job));
 }
 
 decision scrooge_policy::wait_for_event(job_state& state) {

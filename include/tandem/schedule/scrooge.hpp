@@ -89,6 +89,8 @@ class scrooge_policy final : public policy {
     scrooge_job_stats stats;
   };
 
+  /// Its iterations run alone: profiling, a fallback after a missed prediction, or no profile.
+  [[nodiscard]] static bool runs_alone(const job_state& state);
   [[nodiscard]] bool anyone_running_except(job_id job) const;
   [[nodiscard]] bool someone_runs_alone() const;
   [[nodiscard]] std::size_t idle_holdings_except(job_id job) const;
