@@ -120,6 +120,12 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
     // Other jobs may hold empty regions whose frees the device has not finished yet.
     reclaim_from_others(owner);
     if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+    // A gate may know that running iterations will return regions: wait for them, no lock held.
+    while (auto* gate = context_->gate.load(std::memory_order_acquire)) {
+      if (!gate->wait_for_regions(job, rounded)) break;
+      reclaim_from_others(owner);
+      if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+    }
   }
   owner.count_out_of_memory();
   if (auto* sink = context_->sink.load(std::memory_order_acquire)) {
@@ -253,6 +259,10 @@ job_stats device_pool::stats(job_id job) const {
 
 std::string device_pool::job_name(job_id job) const {
   return arena(job).name();
+}
+
+void device_pool::set_borrow_gate(borrow_gate* gate) {
+  context_->gate.store(gate, std::memory_order_release);
 }
 
 void device_pool::set_trace_sink(trace_sink* sink) {

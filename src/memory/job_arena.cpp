@@ -104,8 +104,13 @@ std::uint32_t job_arena::borrow_segment(region_class cls, std::size_t bytes) {
   const std::size_t region_size = context_.options.region_size;
   const std::size_t count = (bytes + region_size - 1) / region_size;
   if (limit_ != 0 && stats_.reserved_bytes + count * region_size > limit_) return npos;
+  auto* gate = context_.gate.load(std::memory_order_acquire);
+  if (gate != nullptr && !gate->try_reserve(id_, count * region_size)) return npos;
   const auto span = context_.region_supply.borrow(id_, count);
-  if (!span) return npos;
+  if (!span) {
+    if (gate != nullptr) gate->cancel(id_, count * region_size);
+    return npos;
+  }
   std::uint32_t seg = 0;
   if (!spare_segments_.empty()) {
     seg = spare_segments_.back();
@@ -318,6 +323,7 @@ void job_arena::release_if_empty(std::uint32_t id) {
   // borrow of them first: the sum of a timeline's reserved bytes then never exceeds the budget.
   trace(trace_op::region_return, 0, alloc_kind::unknown, b.size, b.offset);
   context_.region_supply.give_back(seg.span);
+  if (auto* gate = context_.gate.load(std::memory_order_acquire)) gate->returned(id_, b.size);
   stats_.reserved_bytes -= b.size;
   stats_.regions_returned += seg.span.count;
   seg.in_use = false;
@@ -493,6 +499,9 @@ std::size_t job_arena::release_all() {
           seg.span.count * context_.options.region_size,
           seg.span.first * context_.options.region_size);  // before: see release_if_empty
     context_.region_supply.give_back(seg.span);
+    if (auto* gate = context_.gate.load(std::memory_order_acquire)) {
+      gate->returned(id_, seg.span.count * context_.options.region_size);
+    }
     stats_.regions_returned += seg.span.count;
     seg.in_use = false;
   }

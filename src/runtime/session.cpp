@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
+#include "tandem/runtime/region_waiter.hpp"
 #include "tandem/runtime/workload_policy.hpp"
 #include "tandem/runtime/workload_validation.hpp"
 #include "tandem/schedule/registry.hpp"
@@ -146,6 +148,24 @@ void validate_training_workload(const workload& spec, const run_options& options
   }
 }
 
+namespace {
+
+/// Sets the pool's borrow gate for a scope and unsets it when the scope ends, whichever way.
+class borrow_gate_installation {
+ public:
+  borrow_gate_installation(memory::device_pool& pool, memory::borrow_gate* gate) : pool_(pool) {
+    pool_.set_borrow_gate(gate);
+  }
+  ~borrow_gate_installation() { pool_.set_borrow_gate(nullptr); }
+  borrow_gate_installation(const borrow_gate_installation&) = delete;
+  borrow_gate_installation& operator=(const borrow_gate_installation&) = delete;
+
+ private:
+  memory::device_pool& pool_;
+};
+
+}  // namespace
+
 run_result run_workload(const workload& spec, const run_options& options) {
   validate_training_workload(spec, options);
   const auto budget = budget_of(spec, options.overrides);
@@ -177,6 +197,14 @@ run_result run_workload(const workload& spec, const run_options& options) {
   torch_support::cpu_allocator_scope allocator(pool);
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
+  // A policy that judges region borrows (scrooge) sees every one, and a refused allocation waits
+  // for returns instead of failing. Unset before the policy goes: the pool returns regions
+  // when it is destroyed.
+  std::optional<region_waiter> waiter;
+  if (auto* arbiter = dynamic_cast<schedule::borrow_arbiter*>(policy.get())) {
+    waiter.emplace(*arbiter, gate);
+  }
+  const borrow_gate_installation installed{pool, waiter ? &*waiter : nullptr};
   detail::training_context context{backend, pool, gate, monitor, options.faults};
   // Runs at once if the stop came already; unregistered (waiting for a call under way) before
   // the gate goes.

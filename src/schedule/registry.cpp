@@ -21,7 +21,7 @@ const std::vector<std::string>& policy_names() {
 }
 
 std::vector<std::string> policy_option_names(const std::string& name) {
-  if (name == "scrooge") return {"ramp_start", "ramp_iterations", "fallback_threshold", "poll"};
+  if (name == "scrooge") return {"ramp_start", "ramp_iterations", "fallback_threshold"};
   if (name == "nodegroup")
     return {"split_mib", "groups_per_phase", "streams", "profile_iterations"};
   return {};  // no baseline takes options
@@ -47,7 +47,6 @@ std::unique_ptr<policy> make_policy(const std::string& name, const policy_contex
     };
     option("ramp_start", options.ramp_start);
     option("fallback_threshold", options.fallback_threshold);
-    option("poll", options.poll_s);
     double ramp_iterations = static_cast<double>(options.ramp_iterations);
     option("ramp_iterations", ramp_iterations);
     TANDEM_EXPECTS(

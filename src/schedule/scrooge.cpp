@@ -9,7 +9,7 @@
 namespace tandem::schedule {
 
 scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options)
-    : budget_(budget_bytes), options_(options) {
+    : budget_(budget_bytes), options_(options), claims_(budget_bytes) {
   TANDEM_EXPECTS(options.ramp_start > 0 && options.ramp_start <= 1, config_error,
                  "scrooge: ramp_start must be in (0, 1], not " +
                      std::to_string(options.ramp_start) + "; 1 turns the ramp off");
@@ -17,8 +17,6 @@ scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options
                  "scrooge: ramp_iterations must be 0 or more");
   TANDEM_EXPECTS(options.fallback_threshold > 0 && std::isfinite(options.fallback_threshold),
                  config_error, "scrooge: fallback_threshold must be a positive fraction");
-  TANDEM_EXPECTS(options.poll_s > 0 && std::isfinite(options.poll_s), config_error,
-                 "scrooge: poll must be a positive number of seconds");
 }
 
 void scrooge_policy::on_arrival(const job_info& job, double) {
@@ -30,10 +28,15 @@ void scrooge_policy::on_departure(job_id job, double) {
   if (found == jobs_.end()) return;
   departed_[job] = found->second.stats;
   jobs_.erase(found);
+  std::lock_guard lock(claims_mutex_);
+  departed_[job].borrow_waits = borrow_waits_[job];
+  claims_.depart(job);
 }
 
 void scrooge_policy::on_budget_change(std::size_t budget_bytes, double) {
   budget_ = budget_bytes;
+  std::lock_guard lock(claims_mutex_);
+  claims_.set_budget(budget_bytes);
 }
 
 std::size_t scrooge_policy::effective_budget() const {
@@ -62,27 +65,19 @@ bool scrooge_policy::someone_runs_alone() const {
 }
 
 bool scrooge_policy::admits(job_id job) const {
+  std::lock_guard lock(claims_mutex_);
   std::size_t held = 0;
   std::size_t largest_peak = 0;
   for (const auto& [id, other] : jobs_) {
     if (id == job) continue;
     // What each holds between iterations: a running job's transient regions do not count.
-    if (other.profile && (other.running || progress_ == nullptr)) {
-      held += other.profile->curve.held_at_end();
-    } else if (progress_ != nullptr) {
-      held += progress_->progress(id).held_bytes;
-    }
+    // Between iterations: what it was seen to hold, or its profile's end when the driver has not
+    // reported its borrows (a driver without the arbiter, a unit test).
+    const std::size_t at_end = other.profile ? other.profile->curve.held_at_end() : 0;
+    held += other.running ? at_end : std::max(at_end, claims_.held(id));
     if (other.profile) largest_peak = std::max(largest_peak, other.profile->peak);
   }
   return held == 0 || held + largest_peak <= budget_;
-}
-
-std::size_t scrooge_policy::idle_holdings_except(job_id job) const {
-  std::size_t held = 0;
-  for (const auto& [id, state] : jobs_) {
-    if (id != job && state.profile) held += state.profile->curve.held_at_end();
-  }
-  return held;
 }
 
 decision scrooge_policy::may_start(job_id job, double now_s) {
@@ -107,7 +102,6 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
         return entry.first != job && waits_to_run_alone(entry.first, entry.second);
       });
   if (someone_waits_to_run_alone) return wait_for_event(state);
-  const usage_curve& candidate = state.profile->curve;
   const std::size_t peak = state.profile->peak;
   if (peak > budget_) {
     TANDEM_FAIL(config_error,
@@ -115,24 +109,34 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
                     " at its peak, more than the whole budget of " + format_bytes(budget_) +
                     "; raise the budget or shrink the job (batch size, model)");
   }
-  if (progress_ != nullptr) return decide_by_progress(job, state, now_s);
+  return decide_by_time_shift(job, state, now_s);
+}
+
+decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, double now_s) {
+  const auto& profile = *state.profile;
+  {
+    // The hard guarantee first: once started, every running iteration must still be able to
+    // finish in some order. Only an iteration's end or a departure changes that.
+    std::lock_guard lock(claims_mutex_);
+    if (!claims_.admits_start(job, profile)) return wait_for_event(state);
+  }
   others_.clear();
   for (const auto& [id, other] : jobs_) {
     if (id == job) continue;
-    const auto* profile = other.profile ? &*other.profile : nullptr;
-    others_.push_back({profile ? &profile->curve : nullptr, other.running, other.started_s,
-                       profile ? profile->curve.held_at_end() : 0, profile});
+    const auto* curve = other.profile.get();
+    others_.push_back({curve ? &curve->curve : nullptr, other.running, other.started_s,
+                       curve ? curve->curve.held_at_end() : 0, curve});
   }
-  auto shift = solver_.solve(now_s, effective_budget(), candidate, peak, others_);
+  auto shift = solver_.solve(now_s, effective_budget(), profile.curve, profile.peak, others_);
   if (!shift && !anyone_running_except(job)) {
     // Nobody's iteration is in the way: only the ramp can refuse, and it must not block
     // progress. Beside the others' idle holdings the real budget decides.
-    shift = solver_.solve(now_s, budget_, candidate, peak, others_);
-    if (!shift) return wait_for_event(state);  // their holdings leave no room: wait for a departure
+    shift = solver_.solve(now_s, budget_, profile.curve, profile.peak, others_);
   }
-  if (!shift) return wait_for_event(state);
+  if (!shift) return wait_for_event(state);  // no delay works before an iteration ends
   if (*shift <= 0) return decision::start();
   state.asked_while_blocked = true;
+  if (!state.shifted_from_s) state.shifted_from_s = now_s;
   return decision::wait_until(now_s + *shift);
 }
 
@@ -147,80 +151,28 @@ decision scrooge_policy::wait_for_event(job_state& state) {
   return decision::wait_for_event();
 }
 
-std::size_t scrooge_policy::most_it_may_hold(job_id id, const job_state& state) const {
-  const auto seen = progress_->progress(id);
-  if (!state.running || !state.profile) return seen.held_bytes;
-  return std::max(seen.held_bytes, state.profile->most_held_after_events(seen.region_events));
-}
-
-decision scrooge_policy::decide_by_progress(job_id job, job_state& state, double now_s) {
-  const std::size_t peak = state.profile->peak;
-  const std::size_t budget = effective_budget();
-  std::size_t others_most = 0;
-  std::size_t all_idle = 0;  // what every job holds between its iterations
-  bool anyone_running = false;
-  most_held_.clear();  // in jobs_ order, the asking job's entry unused
-  idle_held_.clear();
-  for (const auto& [id, other] : jobs_) {
-    most_held_.push_back(id == job ? 0 : most_it_may_hold(id, other));
-    others_most += most_held_.back();
-    anyone_running = anyone_running || (id != job && other.running);
-    idle_held_.push_back(other.running && other.profile ? other.profile->curve.held_at_end()
-                                                        : progress_->progress(id).held_bytes);
-    all_idle += idle_held_.back();
-  }
-  const bool fits = others_most + peak <= budget ||
-                    (!anyone_running && others_most + peak <= budget_);  // progress
-  if (fits) {
-    // No overtaking: a job that has asked earlier and is still waiting must fit beside this one
-    // too, or this one waits for it (otherwise a short job could restart forever before it).
-    // An earlier waiter that does not fit even beside everyone's idle holdings waits for a
-    // departure, which this job's iterations only bring closer: it is not waited for.
-    std::size_t index = 0;
-    for (const auto& [id, other] : jobs_) {
-      const std::size_t other_most = most_held_[index];
-      const std::size_t other_idle = idle_held_[index++];
-      if (id == job || other.running || !other.first_ask_s || !other.profile) continue;
-      const bool earlier = *other.first_ask_s < *state.first_ask_s ||
-                           (*other.first_ask_s == *state.first_ask_s && id < job);
-      if (!earlier) continue;
-      if (all_idle - other_idle + other.profile->peak > budget_) continue;
-      const std::size_t beside = others_most - other_most + peak;
-      if (beside + other.profile->peak > budget) return wait_for_event(state);
-    }
-    return decision::start();
-  }
-  // Idle holdings leave no room: only a departure can make some.
-  if (!anyone_running) return wait_for_event(state);
-  // Room opens as the running jobs return regions, which the driver does not announce: ask again
-  // soon. (The TimeShift's estimate would be a guess here: co-located jobs run at other speeds.)
-  state.asked_while_blocked = true;
-  return decision::wait_until(now_s + options_.poll_s);
-}
-
 void scrooge_policy::on_iteration_start(job_id job, double now_s) {
   auto& state = jobs_.at(job);
   state.running = true;
   state.admitted = true;
   state.started_s = now_s;
-  if (state.asked_while_blocked) {
-    state.stats.delayed += 1;
-    state.stats.total_shift_s += now_s - state.first_ask_s.value_or(now_s);
-  }
+  if (state.asked_while_blocked) state.stats.delayed += 1;
+  if (state.shifted_from_s) state.stats.total_shift_s += now_s - *state.shifted_from_s;
   state.asked_while_blocked = false;
   state.first_ask_s.reset();
+  state.shifted_from_s.reset();
   if (anyone_running_except(job)) state.stats.shared_starts += 1;
+  // A job running alone claims what it takes as it goes: nobody else is there to wait for it.
+  std::lock_guard lock(claims_mutex_);
+  claims_.start(job, runs_alone(state) ? nullptr : state.profile);
 }
 
 bool scrooge_policy::missed_prediction(const usage_curve& predicted,
                                        const usage_curve& observed) const {
+  // Memory, not time: the claims make a slower iteration (compute shared with the others) cost
+  // waiting only, while memory beyond the prediction is what Zico's fallback is about.
   const double slack = 1 + options_.fallback_threshold;
-  if (static_cast<double>(observed.peak()) > slack * static_cast<double>(predicted.peak())) {
-    return true;
-  }
-  // Deciding by progress does not rely on timing, so an iteration that only ran slower (compute
-  // shared with the others) is no reason to stop sharing; deciding by TimeShift does.
-  return progress_ == nullptr && observed.duration_s > slack * predicted.duration_s;
+  return static_cast<double>(observed.peak()) > slack * static_cast<double>(predicted.peak());
 }
 
 void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report, double) {
@@ -229,13 +181,16 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
   state.stats.iterations += 1;
   usage_curve observed = report.held;
   if (observed.duration_s <= 0) observed.duration_s = report.end_s - report.start_s;
+  std::lock_guard lock(claims_mutex_);
+  const bool exceeded = claims_.exceeded_claim(job);
+  claims_.end(job);
   switch (state.now) {
     case phase::profiling:
       state.now = phase::informed;
       break;
     case phase::informed:
       informed_iterations_ += 1;
-      if (state.profile && missed_prediction(state.profile->curve, observed)) {
+      if (state.profile && (exceeded || missed_prediction(state.profile->curve, observed))) {
         state.now = phase::fallback;
         state.stats.fallbacks += 1;
       }
@@ -246,11 +201,41 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
       }
       break;
   }
-  state.profile.emplace(std::move(observed));  // feedback: the latest lifespans predict the next
+  // Feedback: the latest lifespans, measured beside the others, predict the next iteration.
+  state.profile = std::make_shared<const indexed_curve>(std::move(observed));
+}
+
+bool scrooge_policy::try_reserve(job_id job, std::size_t bytes) {
+  std::lock_guard lock(claims_mutex_);
+  if (claims_.try_reserve(job, bytes)) return true;
+  ++borrow_waits_[job];
+  return false;
+}
+
+void scrooge_policy::cancel(job_id job, std::size_t bytes) {
+  std::lock_guard lock(claims_mutex_);
+  claims_.cancel(job, bytes);
+}
+
+void scrooge_policy::returned(job_id job, std::size_t bytes) {
+  std::lock_guard lock(claims_mutex_);
+  claims_.returned(job, bytes);
+}
+
+bool scrooge_policy::worth_waiting(job_id job) {
+  std::lock_guard lock(claims_mutex_);
+  return claims_.worth_waiting(job);
 }
 
 scrooge_job_stats scrooge_policy::stats(job_id job) const {
-  if (const auto found = jobs_.find(job); found != jobs_.end()) return found->second.stats;
+  if (const auto found = jobs_.find(job); found != jobs_.end()) {
+    auto stats = found->second.stats;
+    std::lock_guard lock(claims_mutex_);
+    if (const auto waits = borrow_waits_.find(job); waits != borrow_waits_.end()) {
+      stats.borrow_waits = waits->second;
+    }
+    return stats;
+  }
   const auto found = departed_.find(job);
   return found == departed_.end() ? scrooge_job_stats{} : found->second;
 }
@@ -265,7 +250,8 @@ std::vector<policy_statistic> statistics_of(const scrooge_job_stats& s) {
           {"mean_shift_s", s.delayed > 0 ? s.total_shift_s / count(s.delayed) : 0.0},
           {"fallbacks", count(s.fallbacks)},
           {"event_waits", count(s.event_waits)},
-          {"shared_starts", count(s.shared_starts)}};
+          {"shared_starts", count(s.shared_starts)},
+          {"borrow_waits", count(s.borrow_waits)}};
 }
 
 }  // namespace
@@ -283,11 +269,14 @@ std::vector<policy_statistic> scrooge_policy::system_statistics() const {
     total.fallbacks += s.fallbacks;
     total.event_waits += s.event_waits;
     total.shared_starts += s.shared_starts;
+    total.borrow_waits += s.borrow_waits;
   };
-  for (const auto& [id, state] : jobs_) add(state.stats);
+  for (const auto& [id, state] : jobs_) add(stats(id));
   for (const auto& [id, s] : departed_) add(s);
   auto statistics = statistics_of(total);
   statistics.push_back({"effective_budget_bytes", static_cast<double>(effective_budget())});
+  std::lock_guard lock(claims_mutex_);
+  statistics.push_back({"borrows_let_through", static_cast<double>(claims_.insisted())});
   return statistics;
 }
 

@@ -53,6 +53,14 @@ indexed_curve::indexed_curve(usage_curve c) : curve(std::move(c)) {
     most_from[i] = i + 1 < n ? std::max(held_after[i], most_from[i + 1]) : held_after[i];
   }
   peak = std::max(curve.held_at_start, n > 0 ? most_from[0] : 0);
+  while (peak_step < n && held_after[peak_step] < peak) ++peak_step;
+}
+
+std::size_t indexed_curve::most_held_past_peak_from(std::size_t held) const {
+  for (std::size_t i = peak_step; i < held_after.size(); ++i) {
+    if (held_after[i] <= held) return most_from[i];
+  }
+  return held_after.empty() ? curve.held_at_start : held_after.back();
 }
 
 std::size_t indexed_curve::most_held_from(double offset_s) const {

@@ -9,6 +9,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/workload_policy.hpp"
+#include "tandem/schedule/borrow_arbiter.hpp"
 
 namespace tandem::sim {
 namespace {
@@ -84,8 +85,12 @@ struct prepared_profile {
 };
 
 /// waiting: for a start (iteration or setup); at_group: stopped at a group boundary, waiting to
-/// enter the next group (policy.hpp, group gating).
-enum class stage { pending, waiting, setup, running, at_group, done };
+/// enter the next group (policy.hpp, group gating); blocked: mid-iteration, a region borrow the
+/// policy refused (borrow_arbiter.hpp), waiting for other jobs' returns.
+enum class stage { pending, waiting, setup, running, at_group, blocked, done };
+
+/// What asking for regions came to.
+enum class taken { yes, waiting, failed };
 
 struct job_run {
   const simulated_job* job = nullptr;
@@ -110,6 +115,7 @@ struct job_run {
 
   bool set_up = false;  ///< built: holds its persistent memory
   std::size_t held = 0;
+  std::uint64_t blocked_order = 0;  ///< when blocked: the order it was blocked in
   runtime::job_result result;
 
   [[nodiscard]] const job_profile& profile() const { return *prepared->profile; }
@@ -132,7 +138,8 @@ class engine final : public schedule::progress_source {
         budget_(device.budget == 0 ? device.capacity : device.budget),
         schedule_(std::move(budget_schedule)),
         options_(options),
-        random_(options.seed) {
+        random_(options.seed),
+        arbiter_(dynamic_cast<schedule::borrow_arbiter*>(&policy)) {
     prepared_.reserve(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const auto& job = jobs[i];
@@ -169,7 +176,8 @@ class engine final : public schedule::progress_source {
 
   [[nodiscard]] schedule::job_progress_view progress(schedule::job_id job) const override {
     const auto& run = runs_.at(job);
-    if (run.now != stage::running && run.now != stage::at_group) return {0, run.held};
+    if (run.now != stage::running && run.now != stage::at_group && run.now != stage::blocked)
+      return {0, run.held};
     return {run.next_held_step, run.held};
   }
 
@@ -238,6 +246,7 @@ class engine final : public schedule::progress_source {
       const auto& run = runs_[i];
       switch (run.now) {
         case stage::pending:
+        case stage::blocked:  // moved on by returns (handle_events), never by the clock
           break;
         case stage::waiting:
         case stage::at_group:
@@ -311,6 +320,7 @@ class engine final : public schedule::progress_source {
         if ((now == stage::waiting || now == stage::at_group) && ask(runs_[i])) ask_waiting();
       }
     }
+    if (retry_blocked()) ask_waiting();  // a failure there is a departure: an event
     record_system_peaks();
     std::erase_if(active_, [&](std::size_t i) { return runs_[i].now == stage::done; });
   }
@@ -381,7 +391,8 @@ class engine final : public schedule::progress_source {
   /// starts its first iteration after the profile's setup time.
   void start_setup(job_run& run) {
     run.set_up = true;
-    if (!take(run, run.profile().held.held_at_start)) return;
+    // Builds happen with nobody else mid-iteration, so there is nothing a wait could bring.
+    if (take(run, run.profile().held.held_at_start, false) != taken::yes) return;
     run.now = stage::setup;
     run.setup_end = now_ + run.profile().setup_s;
     run.result.setup_s = run.profile().setup_s;
@@ -426,8 +437,9 @@ class engine final : public schedule::progress_source {
     while (run.next_held_step < steps.size() &&
            reached(run.position, steps[run.next_held_step].at_s)) {
       const auto delta = steps[run.next_held_step].delta;
+      // A refused borrow leaves the step to be taken again when the job is let go on.
+      if (delta > 0 && take(run, static_cast<std::size_t>(delta), true) != taken::yes) return true;
       ++run.next_held_step;
-      if (delta > 0 && !take(run, static_cast<std::size_t>(delta))) return true;
       if (delta < 0) release(run, static_cast<std::size_t>(-delta));
       run.observed.steps.push_back({now_ - run.iteration_start, delta});
     }
@@ -462,33 +474,86 @@ class engine final : public schedule::progress_source {
     }
   }
 
-  /// Takes `bytes` of regions for `run`, or fails it as the pool would. True when taken.
-  bool take(job_run& run, std::size_t bytes) {
+  /// Takes `bytes` of regions for `run`, blocks it when the policy's arbiter makes it wait (and
+  /// `may_wait`), or fails it as the pool would.
+  taken take(job_run& run, std::size_t bytes, bool may_wait) {
     const auto limit = policy_.memory_limit(run.id);
     if (limit && run.held + bytes > *limit) {
       out_of_memory(run, bytes,
                     "its own limit of " + format_bytes(*limit) + " (policy '" +
                         std::string(policy_.name()) + "')");
-      return false;
+      return taken::failed;
+    }
+    if (arbiter_ != nullptr && !arbiter_->try_reserve(run.id, bytes)) {
+      if (may_wait && arbiter_->worth_waiting(run.id)) {
+        if (run.now != stage::blocked) run.blocked_order = next_blocked_order_++;
+        run.now = stage::blocked;
+        return taken::waiting;
+      }
+      out_of_memory(run, bytes,
+                    "the budget of " + format_bytes(budget_) + ", with " +
+                        format_bytes(held_total_ - run.held) +
+                        " held by other jobs, none of which will return any (policy '" +
+                        std::string(policy_.name()) + "')");
+      return taken::failed;
     }
     const auto system = held_total_;
     if (!device_.unified_memory && system + bytes > budget_) {
+      if (arbiter_ != nullptr) arbiter_->cancel(run.id, bytes);
       out_of_memory(run, bytes,
                     "the budget of " + format_bytes(budget_) + ", with " +
                         format_bytes(system - run.held) + " held by other jobs");
-      return false;
+      return taken::failed;
     }
     run.held += bytes;
     held_total_ += bytes;
     run.result.peak_reserved_bytes = std::max(run.result.peak_reserved_bytes, run.held);
     peak_held_ = std::max(peak_held_, system + bytes);
-    return true;
+    return taken::yes;
   }
 
   void release(job_run& run, std::size_t bytes) {
     bytes = std::min(bytes, run.held);
     run.held -= bytes;
     held_total_ -= bytes;
+    if (arbiter_ != nullptr && bytes > 0) {
+      arbiter_->returned(run.id, bytes);
+      returns_since_retry_ = true;
+    }
+  }
+
+  /// Lets blocked jobs ask again for the borrow they were refused, in the order they were
+  /// blocked, after returns, or when nobody is left running to return anything (the arbiter
+  /// then lets one through or says that waiting cannot help). True when a job failed.
+  bool retry_blocked() {
+    bool failed = false;
+    for (bool again = true; again;) {
+      again = false;
+      std::vector<job_run*> blocked;
+      bool anyone_running = false;
+      for (const auto i : active_) {
+        if (runs_[i].now == stage::blocked) blocked.push_back(&runs_[i]);
+        anyone_running = anyone_running || runs_[i].now == stage::running;
+      }
+      if (blocked.empty() || (!returns_since_retry_ && anyone_running)) break;
+      returns_since_retry_ = false;
+      std::sort(blocked.begin(), blocked.end(), [](const job_run* a, const job_run* b) {
+        return a->blocked_order < b->blocked_order;
+      });
+      for (auto* run : blocked) {
+        const auto& step = run->profile().held.steps[run->next_held_step];
+        const auto outcome = take(*run, static_cast<std::size_t>(step.delta), true);
+        if (outcome == taken::yes) {
+          ++run->next_held_step;
+          run->observed.steps.push_back({now_ - run->iteration_start, step.delta});
+          run->now = stage::running;  // its later steps at this moment follow as events
+          again = true;
+        } else if (outcome == taken::failed) {
+          failed = again = true;
+        }
+      }
+    }
+    return failed;
   }
 
   void out_of_memory(job_run& run, std::size_t bytes, const std::string& beyond) {
@@ -541,7 +606,7 @@ class engine final : public schedule::progress_source {
     std::size_t live = 0;
     for (const auto i : active_) {
       const auto& run = runs_[i];
-      if (run.now == stage::running || run.now == stage::at_group)
+      if (run.now == stage::running || run.now == stage::at_group || run.now == stage::blocked)
         live += run.prepared->live_at(run.position);
       else if (run.now == stage::waiting && run.set_up)
         live += run.prepared->persistent;
@@ -603,6 +668,9 @@ class engine final : public schedule::progress_source {
   double now_ = 0;
   std::size_t peak_held_ = 0;
   std::size_t peak_live_ = 0;
+  schedule::borrow_arbiter* arbiter_;  ///< the policy as a judge of borrows; nullptr: none
+  std::uint64_t next_blocked_order_ = 0;
+  bool returns_since_retry_ = false;  ///< regions came back since blocked jobs last asked
 };
 
 }  // namespace

@@ -29,6 +29,7 @@
 
 #include "tandem/device/backend.hpp"
 #include "tandem/memory/alloc_kind.hpp"
+#include "tandem/memory/borrow_gate.hpp"
 #include "tandem/memory/free_status.hpp"
 #include "tandem/memory/out_of_memory.hpp"
 #include "tandem/memory/pool_options.hpp"
@@ -93,6 +94,11 @@ class device_pool {
   [[nodiscard]] pool_stats stats() const;
   [[nodiscard]] job_stats stats(job_id job) const;
   [[nodiscard]] std::string job_name(job_id job) const;
+
+  /// Every region borrow and return goes through `gate` (nullptr: the budget alone decides), and
+  /// an allocation that finds no memory asks it whether to wait and try again (borrow_gate.hpp).
+  /// Set it before jobs allocate; the gate must outlive the pool or be unset first.
+  void set_borrow_gate(borrow_gate* gate);
 
   /// Every alloc, free, region move and refusal goes to `sink` (nullptr to stop). The sink must
   /// outlive the pool or be unset first.

@@ -6,22 +6,22 @@
 // Phases of a job:
 // - profiling: its first iteration runs alone (nobody else starts meanwhile, and it starts only
 //   when nobody else is mid-iteration), which gives its region lifespans solo (§5.3);
-// - informed: before every iteration, the prediction decides start now, wait until now +
-//   TimeShift, or wait for an event when no delay works before the others' iterations end.
-//   Every iteration's measured curve replaces the job's profile (feedback), so slowdowns from
-//   sharing compute are learned.
-// - fallback: when an iteration departs from its prediction by more than the threshold (the
-//   beefy-plus-lean case of §5.3), the job runs time-multiplexed, alone, until one of its
-//   iterations matches the prediction again.
-// With a progress source (the runtime's memory monitor), the start condition does not trust
-// timing: a job starts when, for every other job, the most it can still hold given how many
-// region events it has done this iteration, plus the job's own peak, fits the budget. That
-// holds whatever speed the jobs run at beside each other; a blocked job asks again every poll_s.
-// Without one (the simulator, unit tests), the TimeShift decides (Zico §5.3). A job may not
-// overtake one that asked earlier and still waits unless that one would fit beside it too.
-// Budget ramp: predictions use a lowered budget at first (ramp_start x budget), raised to the
-// real one over ramp_iterations informed iterations (§5.3), so that early, still-unsettled
-// lifespans are not trusted with the whole budget.
+// - informed: before every iteration, the TimeShift over the others' predicted remaining curves
+//   decides start now, wait until now + TimeShift, or wait for an event when no delay works
+//   before the others' iterations end. Every iteration's measured curve replaces the job's
+//   profile (feedback), so lifespans measured beside the others, slowdowns included, predict
+//   the next iteration.
+// - fallback: when an iteration takes more regions than its prediction (by more than the
+//   threshold at its peak, or beyond its claim at any step: the beefy-plus-lean case of §5.3),
+//   the job runs time-multiplexed, alone, until one of its iterations matches again.
+// The budget is a hard guarantee whatever the timing: scrooge is also a borrow_arbiter. Each
+// region borrow of a running iteration is granted only when every running iteration can still
+// reach its predicted claim in some order (iteration_claims.hpp); otherwise the job waits,
+// mid-iteration, for the others' returns. An iteration starts only into such a state too. So a
+// TimeShift that was too short costs a wait at a borrow, never a failed job.
+// Budget ramp: the TimeShift plans with a lowered budget at first (ramp_start x budget), raised
+// to the real one over ramp_iterations informed iterations (§5.3), so that early, still-unsettled
+// lifespans are not trusted with the whole budget; the borrow checks always use the real one.
 // Progress: a job that nobody else's iteration is blocking starts if it fits the real budget
 // beside the others' idle holdings, whatever the ramp; a job that cannot fit even alone is
 // refused with a config_error naming the numbers.
@@ -29,10 +29,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tandem/schedule/borrow_arbiter.hpp"
+#include "tandem/schedule/iteration_claims.hpp"
 #include "tandem/schedule/policy.hpp"
 #include "tandem/schedule/time_shift.hpp"
 
@@ -41,20 +45,20 @@ namespace tandem::schedule {
 struct scrooge_options {
   double ramp_start = 0.8;            ///< fraction of the budget predictions start with, (0, 1]
   std::int64_t ramp_iterations = 10;  ///< informed iterations to reach the whole budget (0: none)
-  double fallback_threshold = 0.25;   ///< relative miss (peak or duration) that triggers fallback
-  double poll_s = 0.002;  ///< with a progress source: how often a blocked job asks again
+  double fallback_threshold = 0.25;   ///< relative miss of the peak that triggers fallback
 };
 
 struct scrooge_job_stats {
   std::int64_t iterations = 0;
   std::int64_t delayed = 0;        ///< iterations that got a TimeShift > 0
-  double total_shift_s = 0;        ///< sum of the TimeShifts decided
+  double total_shift_s = 0;        ///< seconds its starts were delayed by TimeShift verdicts
   std::int64_t fallbacks = 0;      ///< times the job fell back to time multiplexing
   std::int64_t event_waits = 0;    ///< decisions to wait for another job's iteration end
   std::int64_t shared_starts = 0;  ///< iterations started while another job's was running
+  std::int64_t borrow_waits = 0;   ///< region borrows refused mid-iteration (the job waited)
 };
 
-class scrooge_policy final : public policy {
+class scrooge_policy final : public policy, public borrow_arbiter {
  public:
   scrooge_policy(std::size_t budget_bytes, scrooge_options options = {});
 
@@ -65,7 +69,12 @@ class scrooge_policy final : public policy {
   void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
   void on_budget_change(std::size_t budget_bytes, double now_s) override;
   [[nodiscard]] decision may_start(job_id job, double now_s) override;
-  void set_progress_source(const progress_source* source) override { progress_ = source; }
+
+  // borrow_arbiter: callable from any thread (under the claims' own lock).
+  [[nodiscard]] bool try_reserve(job_id job, std::size_t bytes) override;
+  void cancel(job_id job, std::size_t bytes) override;
+  void returned(job_id job, std::size_t bytes) override;
+  [[nodiscard]] bool worth_waiting(job_id job) override;
 
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
@@ -80,12 +89,13 @@ class scrooge_policy final : public policy {
   struct job_state {
     std::string name;
     phase now = phase::profiling;
-    std::optional<indexed_curve> profile;  // the latest measured iteration
+    std::shared_ptr<const indexed_curve> profile;  // the latest measured iteration
     bool running = false;
     bool admitted = false;  // has started an iteration: built, holding its persistent memory
     double started_s = 0;
-    bool asked_while_blocked = false;   // this iteration was delayed by a verdict
-    std::optional<double> first_ask_s;  // when this iteration first asked
+    bool asked_while_blocked = false;      // this iteration was delayed by a verdict
+    std::optional<double> first_ask_s;     // when this iteration first asked
+    std::optional<double> shifted_from_s;  // when its first TimeShift verdict came
     scrooge_job_stats stats;
   };
 
@@ -93,20 +103,19 @@ class scrooge_policy final : public policy {
   [[nodiscard]] static bool runs_alone(const job_state& state);
   [[nodiscard]] bool anyone_running_except(job_id job) const;
   [[nodiscard]] bool someone_runs_alone() const;
-  [[nodiscard]] std::size_t idle_holdings_except(job_id job) const;
   /// Admission of a job not yet built (its first iteration builds it and has an unknown peak):
-  /// only while the memory the others hold leaves room for the largest peak among them, so
-  /// that resident jobs' persistent memory does not crowd out a newcomer mid-iteration (or it
-  /// them). With nobody holding memory a job is always admitted, so departures guarantee
-  /// progress.
+  /// only while the memory the others hold between iterations leaves room for the largest peak
+  /// among them, so that resident jobs' persistent memory does not crowd out a newcomer
+  /// mid-iteration (or it them). With nobody holding memory a job is always admitted, so
+  /// departures guarantee progress.
   [[nodiscard]] bool admits(job_id job) const;
   /// Whether `job` has asked to run an iteration alone (profiling or fallback) and will once the
   /// running iterations end: an informed job must not start before it, or it could starve.
   [[nodiscard]] bool waits_to_run_alone(job_id job, const job_state& state) const;
   /// Counts a wait for another job's iteration end and says so.
   [[nodiscard]] static decision wait_for_event(job_state& state);
-  [[nodiscard]] std::size_t most_it_may_hold(job_id id, const job_state& state) const;
-  [[nodiscard]] decision decide_by_progress(job_id job, job_state& state, double now_s);
+  /// The informed decision: the iteration claims' admission, then the TimeShift.
+  [[nodiscard]] decision decide_by_time_shift(job_id job, job_state& state, double now_s);
   [[nodiscard]] bool missed_prediction(const usage_curve& predicted,
                                        const usage_curve& observed) const;
 
@@ -115,11 +124,12 @@ class scrooge_policy final : public policy {
   std::int64_t informed_iterations_ = 0;  // for the ramp
   std::map<job_id, job_state> jobs_;
   std::map<job_id, scrooge_job_stats> departed_;  // so that results can report them
-  const progress_source* progress_ = nullptr;
   time_shift_solver solver_;
-  std::vector<other_job> others_;       // reused by may_start
-  std::vector<std::size_t> most_held_;  // reused by decide_by_progress
-  std::vector<std::size_t> idle_held_;  // reused by decide_by_progress
+  std::vector<other_job> others_;  // reused by may_start
+  // Borrows arrive from any thread; everything else is serialized by the driver.
+  mutable std::mutex claims_mutex_;
+  iteration_claims claims_;                      // guarded by claims_mutex_
+  std::map<job_id, std::int64_t> borrow_waits_;  // refusals so far by job; guarded likewise
 };
 
 }  // namespace tandem::schedule

@@ -6,14 +6,15 @@
 // The prediction is a sum of step functions. Every other job contributes what it holds now and,
 // when it is mid-iteration, the rest of its usage curve from where it should be by now (or, when
 // it has run past its predicted end, its peak with no release in sight: nothing is promised
-// then). The candidate contributes its curve shifted by the delay. The smallest delay is either
-// 0 or puts one of the candidate's region allocations just after one of the others' returns
-// (moving earlier than that would overlap the two), so those are the only delays tried, in
-// increasing order, each checked by one merge of the two step functions: O(K+M) per check for K
-// steps of the others and M of the candidate. Before that, a fast path answers the common case
-// (the most the others can still hold plus the candidate's peak fits: start now) in O(log M) per
-// job with indexed curves. After 64 failed delays the solver gives up (the job waits for the
-// next event, which is always safe), so a decision never costs more than 64 merges.
+// then). The candidate contributes its curve shifted by the delay. A fast path answers the
+// common case first (the most the others can still hold plus the candidate's peak fits: start
+// now) in O(log M) per job with indexed curves. Otherwise an earliest-fit sweep: at a delay, the
+// first segment of the candidate's curve that meets a piece of the others' usage it does not fit
+// beside can only move after that piece, so the delay jumps to the earliest window where the
+// segment fits, and the check starts again. Delays only grow and skip only delays that cannot
+// work, so the first that fits everywhere is the smallest. Each check is O(K+M) for K pieces of
+// the others and M segments of the candidate; after 64 jumps the solver gives up (the job waits
+// for the next event, which is always safe).
 
 #include <cstddef>
 #include <cstdint>
@@ -52,12 +53,12 @@ class time_shift_solver {
 
  private:
   using event = std::pair<double, std::int64_t>;  // (seconds from now, bytes)
-  [[nodiscard]] bool fits(double shift, const usage_curve& candidate, std::size_t budget) const;
 
-  std::vector<event> others_;           // the others' future changes, in time order
-  std::vector<double> drops_;           // times of the others' returns, in order
-  std::vector<double> rises_;           // offsets of the candidate's allocations
-  std::vector<std::size_t> next_drop_;  // per rise: the first drop not yet tried with it
+  std::vector<event> others_;        // the others' future changes, in time order
+  std::vector<double> piece_start_;  // the others' usage as pieces: where each starts...
+  std::vector<std::int64_t> level_;  // ...and the bytes they hold over it
+  std::vector<double> offset_;       // the candidate's segments: where each starts...
+  std::vector<std::int64_t> held_;   // ...and the bytes it holds over it
   std::size_t others_now_ = 0;
 };
 

@@ -46,6 +46,7 @@ struct indexed_curve {
   std::vector<std::size_t> held_after;  ///< held after step i
   std::vector<std::size_t> most_from;   ///< the most held after any step j >= i
   std::size_t peak = 0;
+  std::size_t peak_step = 0;  ///< the first step after which the curve holds its peak
 
   explicit indexed_curve(usage_curve c);
   /// The most held at any moment from `offset_s` on (including what is held at offset_s).
@@ -53,6 +54,9 @@ struct indexed_curve {
   /// The most held after any of the steps from the `events`-th on (the job's position counted
   /// in region events rather than time); what it holds at the end once past the last.
   [[nodiscard]] std::size_t most_held_after_events(std::size_t events) const;
+  /// Past the peak, the most held from the first step at which the curve holds `held` or less
+  /// (the job's position read off its holdings); what it holds at the end when none does.
+  [[nodiscard]] std::size_t most_held_past_peak_from(std::size_t held) const;
 };
 
 }  // namespace tandem::schedule

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 
+#include "tandem/memory/borrow_gate.hpp"
 #include "tandem/memory/pool_options.hpp"
 #include "tandem/memory/region_pool.hpp"
 #include "tandem/memory/trace.hpp"
@@ -23,6 +24,7 @@ struct pool_context {
   region_pool region_supply;
   const std::chrono::steady_clock::time_point start;
   std::atomic<trace_sink*> sink{nullptr};
+  std::atomic<borrow_gate*> gate{nullptr};  // judges region borrows; nullptr: the budget alone
   std::atomic<std::size_t> live_bytes{0};
   std::atomic<std::size_t> peak_live_bytes{0};
 

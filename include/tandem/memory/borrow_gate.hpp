@@ -1,0 +1,35 @@
+#pragma once
+// An optional judge of every region borrow (set with device_pool::set_borrow_gate): a policy
+// that promises co-located iterations that each can finish (scrooge) must see, and may refuse,
+// each borrow before the budget is the only check left. Knows nothing of blocks or streams.
+//
+// Protocol, per region borrow of a job: try_reserve before the regions are taken; cancel when
+// the pool then could not supply them after all; returned for every span the job gives back.
+// An allocation that found no memory asks wait_for_regions (outside every pool lock) whether to
+// try again; it may block until that is worth doing.
+//
+// Thread safety: every member may be called from any thread at once; try_reserve, cancel and
+// returned are called under the job's own lock and must not call back into the pool.
+
+#include <cstddef>
+
+#include "tandem/memory/trace.hpp"
+
+namespace tandem::memory {
+
+class borrow_gate {
+ public:
+  virtual ~borrow_gate() = default;
+  /// `job` is about to borrow `bytes` of regions: true reserves them for it, false refuses.
+  [[nodiscard]] virtual bool try_reserve(job_id job, std::size_t bytes) noexcept = 0;
+  /// A reservation the pool could not turn into regions.
+  virtual void cancel(job_id job, std::size_t bytes) noexcept = 0;
+  /// `job` gave `bytes` of regions back.
+  virtual void returned(job_id job, std::size_t bytes) noexcept = 0;
+  /// `job` found no memory for `bytes`: blocks until trying again may succeed and returns true,
+  /// or returns false when nothing will change (the allocation then fails as out of memory).
+  /// May throw to fail the allocation with its own error.
+  [[nodiscard]] virtual bool wait_for_regions(job_id job, std::size_t bytes) = 0;
+};
+
+}  // namespace tandem::memory

@@ -1,0 +1,33 @@
+#pragma once
+// An optional capability of a policy: it judges every region borrow of the jobs it schedules,
+// not only the starts of their iterations, so that iterations it lets run side by side within
+// the budget can always finish (scrooge; iteration_claims.hpp). A driver discovers it once
+// (dynamic_cast) and then routes every borrow and return through it: the runtime from the pool
+// (memory::borrow_gate), the simulator at each step of a job's region curve. A refused borrow
+// makes the job wait, mid-iteration, until worth_waiting says waiting cannot help.
+//
+// Thread safety: unlike the policy's other calls, these may come from any thread at any time
+// (the runtime calls them under a job's pool lock); an implementation locks, and never calls
+// into the driver or the pool.
+
+#include <cstddef>
+
+#include "tandem/memory/trace.hpp"
+
+namespace tandem::schedule {
+
+class borrow_arbiter {
+ public:
+  virtual ~borrow_arbiter() = default;
+  /// `job` is about to borrow `bytes` of regions: true reserves them, false makes it wait.
+  [[nodiscard]] virtual bool try_reserve(memory::job_id job, std::size_t bytes) = 0;
+  /// A reservation the driver could not turn into regions after all.
+  virtual void cancel(memory::job_id job, std::size_t bytes) = 0;
+  /// `job` returned `bytes` of regions.
+  virtual void returned(memory::job_id job, std::size_t bytes) = 0;
+  /// After a refusal: whether `job` should wait and ask again (another iteration will return
+  /// regions or be let through) rather than fail as out of memory.
+  [[nodiscard]] virtual bool worth_waiting(memory::job_id job) = 0;
+};
+
+}  // namespace tandem::schedule

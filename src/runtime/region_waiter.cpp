@@ -1,0 +1,63 @@
+#include "tandem/runtime/region_waiter.hpp"
+
+#include <chrono>
+
+#include "tandem/runtime/policy_gate.hpp"
+
+namespace tandem::runtime {
+
+namespace {
+
+// A wait also ends after this long: the arbiter may let a waiting job through because every
+// other job came to wait too, which no return announces. Retrying costs one search of the
+// job's own area.
+constexpr auto longest_wait = std::chrono::milliseconds(10);
+
+}  // namespace
+
+bool region_waiter::try_reserve(memory::job_id job, std::size_t bytes) noexcept {
+  try {
+    return arbiter_.try_reserve(job, bytes);
+  } catch (...) {
+    return false;  // out of memory for the policy's books: refuse, the job fails or waits
+  }
+}
+
+void region_waiter::cancel(memory::job_id job, std::size_t bytes) noexcept {
+  try {
+    arbiter_.cancel(job, bytes);
+  } catch (...) {
+  }
+  changed();
+}
+
+void region_waiter::returned(memory::job_id job, std::size_t bytes) noexcept {
+  try {
+    arbiter_.returned(job, bytes);
+  } catch (...) {
+  }
+  changed();
+}
+
+void region_waiter::changed() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    ++changes_;
+  }
+  returns_.notify_all();
+}
+
+bool region_waiter::wait_for_regions(memory::job_id job, std::size_t) {
+  if (gate_.stop_requested()) {
+    throw run_stopped("stopped while waiting for regions: the run was asked to stop");
+  }
+  std::unique_lock lock(mutex_);
+  const auto seen = changes_;
+  lock.unlock();
+  if (!arbiter_.worth_waiting(job)) return false;
+  lock.lock();
+  returns_.wait_for(lock, longest_wait, [&] { return changes_ != seen; });
+  return true;
+}
+
+}  // namespace tandem::runtime
