@@ -4,14 +4,23 @@
 
 namespace tandem::runtime {
 
-using schedule::decision;
+double policy_gate::wall_clock::now() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
+}
 
 policy_gate::policy_gate(schedule::policy& policy, memory::device_pool& pool,
                          std::size_t expected_jobs, std::chrono::steady_clock::time_point origin)
-    : policy_(policy), pool_(pool), expected_jobs_(expected_jobs), start_(origin) {}
+    : policy_(policy),
+      pool_(pool),
+      start_(origin),
+      clock_(origin),
+      driver_(policy, clock_, expected_jobs,
+              [this](memory::job_id job, std::optional<std::size_t> limit) {
+                pool_.set_job_limit(job, limit.value_or(0));
+              }) {}
 
 double policy_gate::now() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return clock_.now();
 }
 
 std::chrono::steady_clock::time_point policy_gate::to_time_point(double seconds) const {
@@ -21,19 +30,14 @@ std::chrono::steady_clock::time_point policy_gate::to_time_point(double seconds)
 
 void policy_gate::arrive(const schedule::job_info& job) {
   std::lock_guard lock(mutex_);
-  TANDEM_EXPECTS(!present_.contains(job.id), usage_error,
-                 "job " + std::to_string(job.id) + " arrived twice");
-  ++arrived_;
-  present_.insert(job.id);
-  policy_.on_arrival(job, now());
-  apply_limits_locked();
-  notify_locked();
+  driver_.arrive(job);
+  dispatch_locked();
 }
 
 void policy_gate::depart(memory::job_id job, const std::function<void()>& release) {
   std::lock_guard lock(mutex_);
-  if (present_.erase(job) == 0) return;  // already gone: departing is idempotent
-  waiting_for_event_.erase(job);
+  if (!driver_.present(job)) return;  // already gone: departing is idempotent
+  granted_.erase(job);
   std::exception_ptr release_failure;
   if (release) {
     try {
@@ -42,39 +46,39 @@ void policy_gate::depart(memory::job_id job, const std::function<void()>& releas
       release_failure = std::current_exception();
     }
   }
-  policy_.on_departure(job, now());
-  apply_limits_locked();
-  notify_locked(job);
+  driver_.depart(job);
+  dispatch_locked();
   if (release_failure) std::rethrow_exception(release_failure);
 }
 
 void policy_gate::change_budget(std::size_t bytes) {
   std::lock_guard lock(mutex_);
   pool_.set_budget(bytes);
-  policy_.on_budget_change(bytes, now());
-  apply_limits_locked();
-  notify_locked();
+  driver_.change_budget(bytes);
+  dispatch_locked();
 }
 
 double policy_gate::wait_for_start(memory::job_id job) {
   std::unique_lock lock(mutex_);
-  TANDEM_EXPECTS(present_.contains(job), usage_error,
+  TANDEM_EXPECTS(driver_.present(job), usage_error,
                  "job " + std::to_string(job) + " asked to start before it arrived");
-  return wait_locked(
-      lock, job, [&] { return policy_.may_start(job, now()); },
-      [&] { policy_.on_iteration_start(job, now()); }, true);
+  if (!closed_.empty()) throw gate_closed(closed_);
+  if (stopping_) throw run_stopped("stopped at a boundary: the run was asked to stop");
+  driver_.request_start(job);
+  dispatch_locked();
+  return wait_for_grant_locked(lock, job);
 }
 
 double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
   std::unique_lock lock(mutex_);
-  TANDEM_EXPECTS(present_.contains(job), usage_error,
+  TANDEM_EXPECTS(driver_.present(job), usage_error,
                  "job " + std::to_string(job) + " reached a group boundary before it arrived");
   TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use wait_for_start");
-  policy_.on_group_end(job, group - 1, now());
-  notify_locked();
-  return wait_locked(
-      lock, job, [&] { return policy_.may_enter_group(job, group, now()); },
-      [&] { policy_.on_group_start(job, group, now()); }, false);
+  if (!closed_.empty()) throw gate_closed(closed_);
+  if (stopping_) throw run_stopped("stopped at a boundary: the run was asked to stop");
+  driver_.request_group(job, group);
+  dispatch_locked();
+  return wait_for_grant_locked(lock, job);
 }
 
 std::vector<std::size_t> policy_gate::group_boundaries(memory::job_id job) {
@@ -82,55 +86,47 @@ std::vector<std::size_t> policy_gate::group_boundaries(memory::job_id job) {
   return policy_.group_boundaries(job);
 }
 
-double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_id job,
-                                const std::function<decision()>& ask,
-                                const std::function<void()>& started, bool iteration) {
-  const double asked_at = now();
-  bool woken_by_event = false;  // a wait ended because something happened
+double policy_gate::wait_for_grant_locked(std::unique_lock<std::mutex>& lock, memory::job_id job) {
   for (;;) {
-    if (!closed_.empty()) throw gate_closed(closed_);
-    if (stopping_) throw run_stopped("stopped at a boundary: the run was asked to stop");
-    const auto verdict = ask();
-    const auto seen = generation_;
-    if (verdict.what == decision::verdict::start) {
-      if (iteration && woken_by_event && latest_.generation == generation_ && latest_.switch_from &&
-          *latest_.switch_from != job && !latest_.counted) {
-        switch_samples_.push_back(now() - latest_.at_s);
-        latest_.counted = true;
-      }
-      started();
-      // A start is an event too: a policy may make others wait for it.
-      notify_locked();
-      return now() - asked_at;
+    if (const auto found = granted_.find(job); found != granted_.end()) {
+      const auto given = found->second;
+      granted_.erase(found);
+      // Measured here, on the job's own thread: waking it is part of what a switch costs.
+      if (given.switch_from_s) switch_samples_.push_back(now() - *given.switch_from_s);
+      return given.waited_s;
     }
-    if (verdict.what == decision::verdict::wait_until) {
-      ++timed_waiters_;
-      changed_.wait_until(lock, to_time_point(verdict.until_s),
-                          [&] { return generation_ != seen || !closed_.empty() || stopping_; });
-      --timed_waiters_;
-      woken_by_event = woken_by_event || generation_ != seen;
-      continue;
-    }
-    waiting_for_event_[job] = seen;
-    if (stalled_locked()) {
-      std::string names;
-      for (const auto id : present_) names += (names.empty() ? "" : ", ") + pool_.job_name(id);
-      closed_ = "policy '" + std::string(policy_.name()) + "' left every job (" + names +
-                ") waiting with no event to come; this is a bug in the policy";
-      waiting_for_event_.erase(job);
-      changed_.notify_all();
+    const auto withdraw = [&] { driver_.withdraw(job); };
+    if (!closed_.empty()) {
+      withdraw();
       throw gate_closed(closed_);
     }
-    changed_.wait(lock, [&] { return generation_ != seen || !closed_.empty() || stopping_; });
-    waiting_for_event_.erase(job);
-    woken_by_event = woken_by_event || generation_ != seen;
+    if (stopping_) {
+      withdraw();
+      throw run_stopped("stopped at a boundary: the run was asked to stop");
+    }
+    if (const auto wake = driver_.wake_time(job)) {
+      if (changed_.wait_until(lock, to_time_point(*wake)) == std::cv_status::timeout) {
+        driver_.wake_due();
+        dispatch_locked();
+      }
+    } else {
+      changed_.wait(lock);
+    }
   }
+}
+
+void policy_gate::dispatch_locked() {
+  for (const auto& given : driver_.take_grants()) granted_[given.job] = given;
+  if (closed_.empty() && driver_.stalled()) {
+    closed_ = driver_.stall_message([&](memory::job_id id) { return pool_.job_name(id); });
+  }
+  changed_.notify_all();
 }
 
 void policy_gate::finish_iteration(memory::job_id job, const schedule::iteration_report& report) {
   std::lock_guard lock(mutex_);
-  policy_.on_iteration_end(job, report, now());
-  notify_locked(job);
+  driver_.finish_iteration(job, report);
+  dispatch_locked();
 }
 
 void policy_gate::close(const std::string& reason) {
@@ -164,30 +160,11 @@ std::vector<double> policy_gate::switch_samples() const {
 
 std::string policy_gate::waiting_reason(memory::job_id job) const {
   std::lock_guard lock(mutex_);
-  return present_.contains(job) ? policy_.waiting_reason(job) : std::string();
+  return driver_.present(job) ? policy_.waiting_reason(job) : std::string();
 }
 
 latency_summary policy_gate::switch_latency() const {
   return summarize_latencies(switch_samples());
-}
-
-void policy_gate::notify_locked(std::optional<memory::job_id> switch_from) {
-  ++generation_;
-  latest_ = {generation_, now(), switch_from, false};
-  changed_.notify_all();
-}
-
-void policy_gate::apply_limits_locked() {
-  for (const auto id : present_) pool_.set_job_limit(id, policy_.memory_limit(id).value_or(0));
-}
-
-bool policy_gate::stalled_locked() const {
-  if (arrived_ < expected_jobs_ || timed_waiters_ != 0) return false;
-  if (waiting_for_event_.size() != present_.size()) return false;
-  for (const auto& [job, seen] : waiting_for_event_) {
-    if (seen != generation_) return false;  // woken, not yet asked again
-  }
-  return true;
 }
 
 }  // namespace tandem::runtime

@@ -10,6 +10,7 @@
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/workload_policy.hpp"
 #include "tandem/schedule/borrow_arbiter.hpp"
+#include "tandem/schedule/policy_driver.hpp"
 
 namespace tandem::sim {
 namespace {
@@ -98,10 +99,6 @@ struct job_run {
   schedule::job_id id = 0;
   stage now = stage::pending;
 
-  // Waiting.
-  double asked_at = 0;     ///< when the current wait began
-  double wake_at = never;  ///< a wait-until verdict's time
-
   // Setup and the running iteration.
   double setup_end = 0;
   double iteration_start = 0;
@@ -115,7 +112,8 @@ struct job_run {
 
   bool set_up = false;  ///< built: holds its persistent memory
   std::size_t held = 0;
-  std::uint64_t blocked_order = 0;  ///< when blocked: the order it was blocked in
+  std::uint64_t blocked_order = 0;   ///< when blocked: the order it was blocked in
+  std::optional<std::size_t> limit;  ///< the policy's limit on what it may hold
   runtime::job_result result;
 
   [[nodiscard]] const job_profile& profile() const { return *prepared->profile; }
@@ -128,7 +126,7 @@ struct job_run {
   }
 };
 
-class engine final : public schedule::progress_source {
+class engine final : public schedule::progress_source, public schedule::driver_clock {
  public:
   engine(const std::vector<simulated_job>& jobs, schedule::policy& policy,
          const device_model& device, std::vector<runtime::budget_change> budget_schedule,
@@ -139,7 +137,11 @@ class engine final : public schedule::progress_source {
         schedule_(std::move(budget_schedule)),
         options_(options),
         random_(options.seed),
-        arbiter_(dynamic_cast<schedule::borrow_arbiter*>(&policy)) {
+        arbiter_(dynamic_cast<schedule::borrow_arbiter*>(&policy)),
+        driver_(policy, *this, jobs.size(),
+                [this](schedule::job_id job, std::optional<std::size_t> limit) {
+                  runs_.at(job).limit = limit;
+                }) {
     prepared_.reserve(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const auto& job = jobs[i];
@@ -173,6 +175,8 @@ class engine final : public schedule::progress_source {
     });
     if (options_.timeline) *options_.timeline << "time_s,job,event,held_bytes\n";
   }
+
+  [[nodiscard]] double now() const override { return now_; }
 
   [[nodiscard]] schedule::job_progress_view progress(schedule::job_id job) const override {
     const auto& run = runs_.at(job);
@@ -247,10 +251,8 @@ class engine final : public schedule::progress_source {
       switch (run.now) {
         case stage::pending:
         case stage::blocked:  // moved on by returns (handle_events), never by the clock
-          break;
-        case stage::waiting:
+        case stage::waiting:  // moved on by the driver (its wake times are below)
         case stage::at_group:
-          next = std::min(next, run.wake_at);
           break;
         case stage::setup:
           next = std::min(next, run.setup_end);
@@ -262,6 +264,7 @@ class engine final : public schedule::progress_source {
           break;
       }
     }
+    if (const auto wake = driver_.next_wake()) next = std::min(next, *wake);
     // A budget change may be what lets a waiting job start.
     if (next_change_ < schedule_.size())
       next = std::min(next, std::max(now_, schedule_[next_change_].at_s));
@@ -284,107 +287,71 @@ class engine final : public schedule::progress_source {
   // --- events -------------------------------------------------------------------------------
 
   void handle_events() {
-    bool notify = false;
-    std::vector<std::size_t> woken;
     while (next_change_ < schedule_.size() && schedule_[next_change_].at_s <= now_) {
       budget_ = schedule_[next_change_].bytes;
       applied_changes_.push_back({now_, budget_});
-      policy_.on_budget_change(budget_, now_);
+      driver_.change_budget(budget_);
       ++next_change_;
-      notify = true;
+      apply_grants();
     }
     while (next_arrival_ < arrivals_.size() &&
            runs_[arrivals_[next_arrival_]].job->spec.arrival_s <= now_) {
       const auto i = arrivals_[next_arrival_++];
       active_.push_back(i);
       arrive(runs_[i]);
-      notify = true;
     }
     // Indices, not references: a departure below leaves active_ as it is until the sweep.
     for (std::size_t k = 0; k < active_.size(); ++k) {
-      const auto i = active_[k];
-      auto& run = runs_[i];
+      auto& run = runs_[active_[k]];
       if (run.now == stage::setup && run.setup_end <= now_) {
         begin_iteration(run);
       } else if (run.now == stage::running && reached(run.position, run.next_boundary())) {
-        notify |= cross_boundary(run);
-      } else if ((run.now == stage::waiting || run.now == stage::at_group) && run.wake_at <= now_) {
-        woken.push_back(i);
+        cross_boundary(run);
+        apply_grants();
       }
     }
-    if (notify) {
-      ask_waiting();
-    } else {
-      for (const auto i : woken) {
-        const auto now = runs_[i].now;
-        if ((now == stage::waiting || now == stage::at_group) && ask(runs_[i])) ask_waiting();
-      }
+    if (const auto wake = driver_.next_wake(); wake && *wake <= now_) {
+      driver_.wake_due();
+      apply_grants();
     }
-    if (retry_blocked()) ask_waiting();  // a failure there is a departure: an event
+    retry_blocked();
     record_system_peaks();
     std::erase_if(active_, [&](std::size_t i) { return runs_[i].now == stage::done; });
   }
 
   void arrive(job_run& run) {
-    const auto& spec = run.job->spec;
-    policy_.on_arrival(runtime::job_info_of(spec, run.id, now_), now_);
-    wait(run);
+    driver_.arrive(runtime::job_info_of(run.job->spec, run.id, now_));
+    apply_grants();
+    request_start(run);
   }
 
-  void wait(job_run& run) {
+  void request_start(job_run& run) {
     run.now = stage::waiting;
-    run.asked_at = now_;
-    run.wake_at = never;
+    driver_.request_start(run.id);
+    apply_grants();
   }
 
-  /// Asks every waiting job, in the order they began waiting, until a pass starts none: a start
-  /// is an event too, so the jobs asked before it are asked again.
-  void ask_waiting() {
-    for (bool started = true; started;) {
-      started = false;
-      std::vector<job_run*> waiting;
-      for (const auto i : active_) {
-        if (runs_[i].now == stage::waiting || runs_[i].now == stage::at_group)
-          waiting.push_back(&runs_[i]);
+  /// Lets go the jobs the driver granted; what that sets off (a build that fails: a departure)
+  /// may grant more, which are let go in turn.
+  void apply_grants() {
+    if (applying_) return;  // the loop under way takes them
+    applying_ = true;
+    while (driver_.has_grants()) {
+      for (const auto& given : driver_.take_grants()) {
+        auto& run = runs_[given.job];
+        if (run.now != stage::waiting && run.now != stage::at_group) continue;  // gone meanwhile
+        run.result.wait_s += given.waited_s;
+        if (given.group > 0) {
+          ++run.next_group;
+          run.now = stage::running;
+        } else if (run.set_up) {
+          begin_iteration(run);
+        } else {
+          start_setup(run);
+        }
       }
-      std::stable_sort(waiting.begin(), waiting.end(), [](const job_run* a, const job_run* b) {
-        return a->asked_at < b->asked_at;
-      });
-      for (auto* run : waiting) {
-        if ((run->now == stage::waiting || run->now == stage::at_group) && ask(*run))
-          started = true;
-      }
     }
-  }
-
-  /// Asks the policy whether `run` may start (setup, iteration, or its next group); true when it
-  /// started.
-  bool ask(job_run& run) {
-    const bool at_group = run.now == stage::at_group;
-    const auto verdict = at_group ? policy_.may_enter_group(run.id, run.next_group + 1, now_)
-                                  : policy_.may_start(run.id, now_);
-    if (verdict.what == decision::verdict::wait_until) {
-      run.wake_at = std::max(verdict.until_s, now_ + 1e-9);
-      return false;
-    }
-    if (verdict.what == decision::verdict::wait_for_event) {
-      run.wake_at = never;
-      return false;
-    }
-    run.result.wait_s += now_ - run.asked_at;
-    if (at_group) {
-      ++run.next_group;
-      run.now = stage::running;
-      policy_.on_group_start(run.id, run.next_group, now_);
-      return true;
-    }
-    policy_.on_iteration_start(run.id, now_);
-    if (run.set_up) {
-      begin_iteration(run);
-    } else {
-      start_setup(run);
-    }
-    return true;
+    applying_ = false;
   }
 
   /// The first grant builds the job (as in the runtime): it takes its persistent regions now and
@@ -419,26 +386,23 @@ class engine final : public schedule::progress_source {
     record(run, "iteration_start");
   }
 
-  /// Applies what happens at the job's position: region moves, the next operation, the end of
-  /// the iteration. True when that is an event for the policy.
-  bool cross_boundary(job_run& run) {
+  /// Applies what happens at the job's position: a group boundary, region moves, the next
+  /// operation, the end of the iteration.
+  void cross_boundary(job_run& run) {
     // A group boundary comes before the region moves of the allocation that opens the group.
     if (run.next_group < run.group_starts.size() &&
         reached(run.position, run.group_starts[run.next_group])) {
       run.position = run.group_starts[run.next_group];
-      policy_.on_group_end(run.id, run.next_group, now_);
       run.now = stage::at_group;
-      run.asked_at = now_;
-      run.wake_at = never;
-      ask(run);
-      return true;  // an event: others waiting at the barrier ask again
+      driver_.request_group(run.id, run.next_group + 1);
+      return;
     }
     const auto& steps = run.profile().held.steps;
     while (run.next_held_step < steps.size() &&
            reached(run.position, steps[run.next_held_step].at_s)) {
       const auto delta = steps[run.next_held_step].delta;
       // A refused borrow leaves the step to be taken again when the job is let go on.
-      if (delta > 0 && take(run, static_cast<std::size_t>(delta), true) != taken::yes) return true;
+      if (delta > 0 && take(run, static_cast<std::size_t>(delta), true) != taken::yes) return;
       ++run.next_held_step;
       if (delta < 0) release(run, static_cast<std::size_t>(-delta));
       run.observed.steps.push_back({now_ - run.iteration_start, delta});
@@ -446,10 +410,9 @@ class engine final : public schedule::progress_source {
     const auto& segments = run.prepared->segments;
     while (run.segment < segments.size() && reached(run.position, segments[run.segment].end))
       ++run.segment;
-    if (run.segment < segments.size()) return false;
+    if (run.segment < segments.size()) return;
     // Steps at the very end of the iteration were applied above.
     end_iteration(run);
-    return true;
   }
 
   void end_iteration(job_run& run) {
@@ -459,7 +422,7 @@ class engine final : public schedule::progress_source {
         policy_.wants_memory_events() ? run.prepared->memory
                                       : std::vector<schedule::memory_event>{}};
     run.result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
-    policy_.on_iteration_end(run.id, report, now_);
+    driver_.finish_iteration(run.id, report);
     record(run, "iteration_end");
     const auto& spec = run.job->spec;
     const bool finished =
@@ -470,14 +433,14 @@ class engine final : public schedule::progress_source {
       depart(run, runtime::job_status::completed, "");
     } else {
       run.segment = 0;
-      wait(run);
+      request_start(run);
     }
   }
 
   /// Takes `bytes` of regions for `run`, blocks it when the policy's arbiter makes it wait (and
   /// `may_wait`), or fails it as the pool would.
   taken take(job_run& run, std::size_t bytes, bool may_wait) {
-    const auto limit = policy_.memory_limit(run.id);
+    const auto& limit = run.limit;
     if (limit && run.held + bytes > *limit) {
       out_of_memory(run, bytes,
                     "its own limit of " + format_bytes(*limit) + " (policy '" +
@@ -524,9 +487,8 @@ class engine final : public schedule::progress_source {
 
   /// Lets blocked jobs ask again for the borrow they were refused, in the order they were
   /// blocked, after returns, or when nobody is left running to return anything (the arbiter
-  /// then lets one through or says that waiting cannot help). True when a job failed.
-  bool retry_blocked() {
-    bool failed = false;
+  /// then lets one through or says that waiting cannot help).
+  void retry_blocked() {
     for (bool again = true; again;) {
       again = false;
       std::vector<job_run*> blocked;
@@ -549,11 +511,10 @@ class engine final : public schedule::progress_source {
           run->now = stage::running;  // its later steps at this moment follow as events
           again = true;
         } else if (outcome == taken::failed) {
-          failed = again = true;
+          again = true;
         }
       }
     }
-    return failed;
   }
 
   void out_of_memory(job_run& run, std::size_t bytes, const std::string& beyond) {
@@ -569,7 +530,8 @@ class engine final : public schedule::progress_source {
     run.result.end_s = now_;
     release(run, run.held);
     run.now = stage::done;
-    policy_.on_departure(run.id, now_);
+    driver_.depart(run.id);
+    apply_grants();
     record(run, status == runtime::job_status::completed ? "completed" : "failed");
   }
 
@@ -588,15 +550,11 @@ class engine final : public schedule::progress_source {
   }
 
   void fail_stalled() {
-    std::string names;
-    for (const auto& run : runs_) {
-      if (run.now != stage::done) names += (names.empty() ? "" : ", ") + run.job->spec.name;
-    }
+    const auto message =
+        driver_.stall_message([&](schedule::job_id job) { return runs_.at(job).job->spec.name; });
     for (auto& run : runs_) {
-      if (run.now == stage::done) continue;
-      depart(run, runtime::job_status::failed,
-             "policy '" + std::string(policy_.name()) + "' left every job (" + names +
-                 ") waiting with no event to come; this is a bug in the policy");
+      if (run.now != stage::done && run.now != stage::pending)
+        depart(run, runtime::job_status::failed, message);
     }
   }
 
@@ -671,6 +629,8 @@ class engine final : public schedule::progress_source {
   schedule::borrow_arbiter* arbiter_;  ///< the policy as a judge of borrows; nullptr: none
   std::uint64_t next_blocked_order_ = 0;
   bool returns_since_retry_ = false;  ///< regions came back since blocked jobs last asked
+  schedule::policy_driver driver_;    ///< the contract, shared with the runtime's policy_gate
+  bool applying_ = false;             ///< inside apply_grants
 };
 
 }  // namespace

@@ -3,10 +3,11 @@
 // the policy interface (the simulator drives the same policies in virtual time).
 //
 // Each job's thread calls wait_for_start() before every iteration and finish_iteration() after
-// it; the session reports arrivals and departures. Every call is serialized under one mutex, as
-// the policy contract requires, and every event wakes the waiting jobs so that they ask the
-// policy again. A job waits on its own thread, never inside libtorch (see ARCHITECTURE.md,
-// "The runtime").
+// it; the session reports arrivals and departures. The contract itself (when to ask whom, in
+// what order, stalls, limits) is schedule::policy_driver, the same object the simulator drives;
+// the gate adds threads: every call is serialized under one mutex, and a job whose wait the
+// driver grants is woken. A job waits on its own thread, never inside libtorch (see
+// ARCHITECTURE.md, "The runtime").
 //
 // Time is seconds since the gate was made (steady clock).
 //
@@ -25,13 +26,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/runtime/results.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_driver.hpp"
 
 namespace tandem::runtime {
 
@@ -102,44 +103,35 @@ class policy_gate {
   [[nodiscard]] std::string waiting_reason(memory::job_id job) const;
 
  private:
-  // Asks until the verdict is start, then runs `started`; the waiting every ask shares.
-  // `iteration`: a start of an iteration (not a group), where job switches are measured.
-  double wait_locked(std::unique_lock<std::mutex>& lock, memory::job_id job,
-                     const std::function<schedule::decision()>& ask,
-                     const std::function<void()>& started, bool iteration);
-  // An event happened: every waiting job asks again. `switch_from`: the job whose iteration end
-  // or departure it is, when a start it allows would be a job switch.
-  void notify_locked(std::optional<memory::job_id> switch_from = std::nullopt);
-  void apply_limits_locked();  // the policy's memory limits onto the pool
-  [[nodiscard]] bool stalled_locked() const;
+  /// The gate's clock for the driver: seconds since the origin.
+  class wall_clock final : public schedule::driver_clock {
+   public:
+    explicit wall_clock(std::chrono::steady_clock::time_point origin) : origin_(origin) {}
+    [[nodiscard]] double now() const override;
+
+   private:
+    std::chrono::steady_clock::time_point origin_;
+  };
+
+  /// Blocks until the driver granted `job` (it asked already), waking it at its wait-until
+  /// times; returns the seconds it waited. Throws gate_closed or run_stopped.
+  double wait_for_grant_locked(std::unique_lock<std::mutex>& lock, memory::job_id job);
+  /// Takes the driver's grants for their threads and wakes them; closes the gate on a stall.
+  void dispatch_locked();
 
   schedule::policy& policy_;
   memory::device_pool& pool_;
-  const std::size_t expected_jobs_;
   const std::chrono::steady_clock::time_point start_;
+  wall_clock clock_;
 
   mutable std::mutex mutex_;
+  schedule::policy_driver driver_;  // guarded by mutex_: the contract, shared with the simulator
   std::condition_variable changed_;
-  std::uint64_t generation_ = 0;      // counts events; a waiter re-asks when it moves
-  std::size_t arrived_ = 0;           // arrivals reported so far
-  std::set<memory::job_id> present_;  // arrived, not departed
-  // Parked until the next event, with the event count each asked at: only when every present
-  // job asked after the latest event is nobody left to move things on.
-  std::map<memory::job_id, std::uint64_t> waiting_for_event_;
-  std::size_t timed_waiters_ = 0;  // parked until a time: they will ask again
-  std::string closed_;             // non-empty once closed: the reason
-  bool stopping_ = false;          // stop() was called
+  std::map<memory::job_id, schedule::grant> granted_;  // not yet taken by their threads
+  std::string closed_;                                 // non-empty once closed: the reason
+  bool stopping_ = false;                              // stop() was called
   // Wakes sleep_until only, so that a sleeper is not woken by every event.
   std::condition_variable stop_requested_;
-
-  // The latest event, for switch samples.
-  struct event_mark {
-    std::uint64_t generation = 0;
-    double at_s = 0;
-    std::optional<memory::job_id> switch_from;  // set for an iteration end or departure
-    bool counted = false;                       // a start after it was sampled
-  };
-  event_mark latest_;
   std::vector<double> switch_samples_;
 };
 

@@ -1,0 +1,140 @@
+#pragma once
+// The one driver of the policy contract (policy.hpp), shared by the runtime (real jobs on their
+// own threads, wall-clock time: runtime::policy_gate) and the simulator (jobs replayed from
+// profiles in virtual time: sim/simulator.cpp). Whoever executes the jobs reports what they do;
+// the driver turns that into the policy's events, asks the waiting jobs again after every event
+// in the order they began to wait, and hands out grants. A grant means the policy's start
+// verdict was given and reported (on_iteration_start or on_group_start): the executor lets the
+// job go. So the two executors cannot drift apart in when they ask, in what order, or in how
+// they judge a stall: that logic exists once, here.
+//
+// Events (each makes every waiting job ask again): an arrival, a departure, an iteration's end,
+// a group's end, a budget change, and a start (a policy may make others wait for it). A job
+// waits after request_start or request_group until it is granted; a *wait until t* verdict is
+// asked again by wake_due() once the clock reaches t (next_wake() says when), a *wait for the
+// next event* verdict at the next event.
+//
+// Stall: when every job has arrived, every present job waits for an event, and none waits for
+// a time, nothing can ever move them (stalled(); stall_message() says so, naming the jobs).
+// Jobs doing anything else (setup, an iteration, a borrow wait) keep the run alive.
+//
+// Memory limits (a policy that partitions memory, static) go to `limit_sink` after every
+// arrival, departure and budget change: the runtime writes them into the pool, the simulator
+// checks them at every borrow.
+//
+// Not thread-safe: the executor serializes calls (the runtime under one mutex; the simulator is
+// single-threaded). Grants are queued, not delivered by callback, so that an executor reacting
+// to one (a build that fails, a departure) may call the driver again without reentrancy.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tandem/schedule/policy.hpp"
+
+namespace tandem::schedule {
+
+/// Where the driver reads the time (seconds since the workload began): the wall clock or the
+/// simulator's virtual clock.
+class driver_clock {
+ public:
+  virtual ~driver_clock() = default;
+  [[nodiscard]] virtual double now() const = 0;
+};
+
+/// The policy let a waiting job go.
+struct grant {
+  job_id job = 0;
+  std::size_t group = 0;  ///< 0: the iteration's start; k >= 1: group k of it
+  double waited_s = 0;    ///< since the job asked
+  /// When the start follows another job's iteration end or departure (the first start after
+  /// it): that event's time, so that the executor can measure the job switch on its side.
+  std::optional<double> switch_from_s;
+};
+
+class policy_driver {
+ public:
+  using limit_sink = std::function<void(job_id, std::optional<std::size_t>)>;
+
+  /// `expected_jobs`: how many arrivals will come, so that a policy waiting for a later arrival
+  /// is not taken for a stalled one. `limits` may be empty when no executor needs them.
+  policy_driver(policy& policy, const driver_clock& clock, std::size_t expected_jobs,
+                limit_sink limits = {});
+
+  [[nodiscard]] policy& driven() { return policy_; }
+  [[nodiscard]] double now() const { return clock_.now(); }
+
+  void arrive(const job_info& job);
+  /// The job leaves (finished, failed, stopped); a wait of its is withdrawn. Idempotent.
+  void depart(job_id job);
+  void change_budget(std::size_t bytes);
+
+  /// The job wants to start its next iteration (or its first: the first grant builds it).
+  void request_start(job_id job);
+  /// The job finished group `group - 1` of its iteration and wants to enter group `group`.
+  void request_group(job_id job, std::size_t group);
+  void finish_iteration(job_id job, const iteration_report& report);
+  /// A job that stops waiting without a grant (a stop request): it asks nothing more.
+  void withdraw(job_id job);
+
+  /// Asks again the jobs whose wait-until time has come.
+  void wake_due();
+  /// The earliest wait-until time of any waiting job; empty when none waits for a time.
+  [[nodiscard]] std::optional<double> next_wake() const;
+  /// The wait-until time of `job`, when it waits for one.
+  [[nodiscard]] std::optional<double> wake_time(job_id job) const;
+
+  /// Grants given since the last call, in the order given.
+  [[nodiscard]] std::vector<grant> take_grants();
+  [[nodiscard]] bool has_grants() const { return !grants_.empty(); }
+
+  [[nodiscard]] bool present(job_id job) const { return present_.contains(job); }
+  [[nodiscard]] bool waiting(job_id job) const { return waiting_.contains(job); }
+  [[nodiscard]] bool stalled() const;
+  /// What to tell the stalled jobs; `name_of` names a job.
+  [[nodiscard]] std::string stall_message(const std::function<std::string(job_id)>& name_of) const;
+
+ private:
+  struct wait {
+    std::size_t group = 0;
+    std::uint64_t order = 0;  // when it began to wait, for the asking order
+    double asked_s = 0;
+    std::optional<double> until_s;  // set: a wait-until verdict; empty: waits for an event
+  };
+  /// An event: every waiting job asks again, in order, until a pass grants nobody (a grant is
+  /// an event too). `switch_from`: the job whose iteration end or departure this is.
+  void event(std::optional<job_id> switch_from = std::nullopt);
+  /// Asks `job`; true when it was granted.
+  bool ask(job_id job);
+  void ask_in_order(const std::function<bool(const wait&)>& which);
+  void apply_limits();
+
+  policy& policy_;
+  const driver_clock& clock_;
+  const std::size_t expected_jobs_;
+  limit_sink limits_;
+
+  std::size_t arrived_ = 0;
+  std::set<job_id> present_;
+  std::map<job_id, wait> waiting_;
+  std::uint64_t next_order_ = 0;
+  std::deque<grant> grants_;
+  bool asking_ = false;  // inside a pass: an event raised by a grant is folded into it
+
+  // The latest iteration end or departure, for job-switch measurement: the first start of
+  // another job after it.
+  struct switch_mark {
+    job_id from = 0;
+    double at_s = 0;
+    bool counted = false;
+  };
+  std::optional<switch_mark> switch_;
+};
+
+}  // namespace tandem::schedule

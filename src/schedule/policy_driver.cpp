@@ -1,0 +1,173 @@
+#include "tandem/schedule/policy_driver.hpp"
+
+#include <algorithm>
+
+#include "tandem/common/error.hpp"
+
+namespace tandem::schedule {
+
+policy_driver::policy_driver(policy& policy, const driver_clock& clock, std::size_t expected_jobs,
+                             limit_sink limits)
+    : policy_(policy), clock_(clock), expected_jobs_(expected_jobs), limits_(std::move(limits)) {}
+
+void policy_driver::arrive(const job_info& job) {
+  TANDEM_EXPECTS(!present_.contains(job.id), usage_error,
+                 "job " + std::to_string(job.id) + " arrived twice");
+  ++arrived_;
+  present_.insert(job.id);
+  policy_.on_arrival(job, now());
+  apply_limits();
+  event();
+}
+
+void policy_driver::depart(job_id job) {
+  if (present_.erase(job) == 0) return;  // already gone: departing is idempotent
+  waiting_.erase(job);
+  policy_.on_departure(job, now());
+  apply_limits();
+  event(job);
+}
+
+void policy_driver::change_budget(std::size_t bytes) {
+  policy_.on_budget_change(bytes, now());
+  apply_limits();
+  event();
+}
+
+void policy_driver::request_start(job_id job) {
+  TANDEM_EXPECTS(present_.contains(job), usage_error,
+                 "job " + std::to_string(job) + " asked to start before it arrived");
+  TANDEM_EXPECTS(!waiting_.contains(job), usage_error,
+                 "job " + std::to_string(job) + " asked to start while it waits already");
+  waiting_[job] = {0, next_order_++, now(), std::nullopt};
+  // Not an event for the others: only this job's own verdict is new.
+  if (ask(job)) event();
+}
+
+void policy_driver::request_group(job_id job, std::size_t group) {
+  TANDEM_EXPECTS(present_.contains(job), usage_error,
+                 "job " + std::to_string(job) + " reached a group boundary before it arrived");
+  TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use request_start");
+  policy_.on_group_end(job, group - 1, now());
+  waiting_[job] = {group, next_order_++, now(), std::nullopt};
+  event();  // a group's end is an event (others at the barrier ask again), this job included
+}
+
+void policy_driver::finish_iteration(job_id job, const iteration_report& report) {
+  policy_.on_iteration_end(job, report, now());
+  event(job);
+}
+
+void policy_driver::withdraw(job_id job) {
+  waiting_.erase(job);
+}
+
+void policy_driver::wake_due() {
+  const double t = now();
+  ask_in_order([&](const wait& w) { return w.until_s && *w.until_s <= t; });
+}
+
+std::optional<double> policy_driver::next_wake() const {
+  std::optional<double> next;
+  for (const auto& [job, w] : waiting_) {
+    if (w.until_s && (!next || *w.until_s < *next)) next = w.until_s;
+  }
+  return next;
+}
+
+std::optional<double> policy_driver::wake_time(job_id job) const {
+  const auto found = waiting_.find(job);
+  return found == waiting_.end() ? std::nullopt : found->second.until_s;
+}
+
+std::vector<grant> policy_driver::take_grants() {
+  std::vector<grant> out(grants_.begin(), grants_.end());
+  grants_.clear();
+  return out;
+}
+
+void policy_driver::event(std::optional<job_id> switch_from) {
+  if (switch_from) {
+    switch_ = switch_mark{*switch_from, now(), false};
+  } else {
+    switch_.reset();
+  }
+  if (asking_) return;  // the pass under way asks everyone again
+  ask_in_order([](const wait&) { return true; });
+}
+
+void policy_driver::ask_in_order(const std::function<bool(const wait&)>& which) {
+  asking_ = true;
+  // Passes until one grants nobody: a grant is an event, so those asked before it ask again.
+  // The first pass asks only `which`; later ones, after a grant, ask everyone.
+  bool everyone = false;
+  for (bool granted = true; granted;) {
+    granted = false;
+    std::vector<std::pair<std::uint64_t, job_id>> order;
+    for (const auto& [job, w] : waiting_) {
+      if (everyone || which(w)) order.emplace_back(w.order, job);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [unused, job] : order) {
+      if (waiting_.contains(job) && ask(job)) {
+        granted = true;
+        switch_.reset();  // the start is the latest event now
+      }
+    }
+    everyone = true;
+  }
+  asking_ = false;
+}
+
+bool policy_driver::ask(job_id job) {
+  auto& w = waiting_.at(job);
+  const double t = now();
+  const auto verdict =
+      w.group == 0 ? policy_.may_start(job, t) : policy_.may_enter_group(job, w.group, t);
+  switch (verdict.what) {
+    case decision::verdict::wait_until:
+      // Never a time in the past: the job would be asked again at once, forever.
+      w.until_s = std::max(verdict.until_s, t + 1e-9);
+      return false;
+    case decision::verdict::wait_for_event:
+      w.until_s.reset();
+      return false;
+    case decision::verdict::start:
+      break;
+  }
+  grant given{job, w.group, t - w.asked_s, std::nullopt};
+  if (w.group == 0 && switch_ && switch_->from != job && !switch_->counted) {
+    given.switch_from_s = switch_->at_s;
+    switch_->counted = true;
+  }
+  const auto group = w.group;
+  waiting_.erase(job);
+  if (group == 0) {
+    policy_.on_iteration_start(job, t);
+  } else {
+    policy_.on_group_start(job, group, t);
+  }
+  grants_.push_back(given);
+  return true;
+}
+
+void policy_driver::apply_limits() {
+  if (!limits_) return;
+  for (const auto job : present_) limits_(job, policy_.memory_limit(job));
+}
+
+bool policy_driver::stalled() const {
+  if (arrived_ < expected_jobs_ || present_.empty()) return false;
+  if (waiting_.size() != present_.size()) return false;  // someone is doing something
+  return std::none_of(waiting_.begin(), waiting_.end(),
+                      [](const auto& item) { return item.second.until_s.has_value(); });
+}
+
+std::string policy_driver::stall_message(const std::function<std::string(job_id)>& name_of) const {
+  std::string names;
+  for (const auto job : present_) names += (names.empty() ? "" : ", ") + name_of(job);
+  return "policy '" + std::string(policy_.name()) + "' left every job (" + names +
+         ") waiting with no event to come; this is a bug in the policy";
+}
+
+}  // namespace tandem::schedule
