@@ -121,10 +121,21 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
     reclaim_from_others(owner);
     if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
     // A gate may know that running iterations will return regions: wait for them, no lock held.
-    while (auto* gate = context_->gate.load(std::memory_order_acquire)) {
-      if (!gate->wait_for_regions(job, rounded)) break;
-      reclaim_from_others(owner);
-      if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+    if (auto* gate = context_->gate.load(std::memory_order_acquire)) {
+      bool waited = false;
+      void* ptr = nullptr;
+      try {
+        while (ptr == nullptr && gate->wait_for_regions(job, rounded)) {
+          waited = true;
+          reclaim_from_others(owner);
+          ptr = owner.try_allocate(stream, rounded, kind);
+        }
+      } catch (...) {
+        if (waited) gate->wait_ended(job);
+        throw;
+      }
+      if (waited) gate->wait_ended(job);
+      if (ptr != nullptr) return ptr;
     }
   }
   owner.count_out_of_memory();

@@ -153,6 +153,36 @@ void policy_gate::sleep_until(double seconds) {
   if (stopping_) throw run_stopped("stopped while waiting: the run was asked to stop");
 }
 
+bool policy_gate::memory_wait(memory::job_id job) {
+  std::lock_guard lock(mutex_);
+  if (!driver_.worth_waiting_for_memory(job)) return false;
+  driver_.memory_wait_began(job);
+  return true;
+}
+
+void policy_gate::memory_wait_ended(memory::job_id job) noexcept {
+  std::lock_guard lock(mutex_);
+  driver_.memory_wait_ended(job);
+}
+
+void policy_gate::set_budget_schedule(std::vector<schedule::policy_driver::budget_change> changes) {
+  std::lock_guard lock(mutex_);
+  driver_.set_budget_schedule(std::move(changes),
+                              [this](std::size_t bytes) { pool_.set_budget(bytes); });
+}
+
+std::optional<double> policy_gate::next_budget_change() const {
+  std::lock_guard lock(mutex_);
+  return driver_.next_budget_change();
+}
+
+std::vector<schedule::policy_driver::budget_change> policy_gate::apply_due_budget_changes() {
+  std::lock_guard lock(mutex_);
+  auto applied = driver_.apply_due_budget_changes();
+  dispatch_locked();
+  return applied;
+}
+
 std::vector<double> policy_gate::switch_samples() const {
   std::lock_guard lock(mutex_);
   return switch_samples_;

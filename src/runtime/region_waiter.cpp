@@ -16,8 +16,9 @@ constexpr auto longest_wait = std::chrono::milliseconds(10);
 }  // namespace
 
 bool region_waiter::try_reserve(memory::job_id job, std::size_t bytes) noexcept {
+  if (arbiter_ == nullptr) return true;  // the budget decides
   try {
-    return arbiter_.try_reserve(job, bytes);
+    return arbiter_->try_reserve(job, bytes);
   } catch (...) {
     return false;  // out of memory for the policy's books: refuse, the job fails or waits
   }
@@ -25,7 +26,7 @@ bool region_waiter::try_reserve(memory::job_id job, std::size_t bytes) noexcept 
 
 void region_waiter::cancel(memory::job_id job, std::size_t bytes) noexcept {
   try {
-    arbiter_.cancel(job, bytes);
+    if (arbiter_ != nullptr) arbiter_->cancel(job, bytes);
   } catch (...) {
   }
   changed();
@@ -33,7 +34,7 @@ void region_waiter::cancel(memory::job_id job, std::size_t bytes) noexcept {
 
 void region_waiter::returned(memory::job_id job, std::size_t bytes) noexcept {
   try {
-    arbiter_.returned(job, bytes);
+    if (arbiter_ != nullptr) arbiter_->returned(job, bytes);
   } catch (...) {
   }
   changed();
@@ -54,10 +55,14 @@ bool region_waiter::wait_for_regions(memory::job_id job, std::size_t) {
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
-  if (!arbiter_.worth_waiting(job)) return false;
+  if (!gate_.memory_wait(job)) return false;
   lock.lock();
   returns_.wait_for(lock, longest_wait, [&] { return changes_ != seen; });
   return true;
+}
+
+void region_waiter::wait_ended(memory::job_id job) noexcept {
+  gate_.memory_wait_ended(job);
 }
 
 }  // namespace tandem::runtime

@@ -22,6 +22,7 @@
 #include "tandem/runtime/region_waiter.hpp"
 #include "tandem/runtime/workload_policy.hpp"
 #include "tandem/runtime/workload_validation.hpp"
+#include "tandem/schedule/fails_on_oom.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/torch/cpu_allocator.hpp"
 #include "training_job.hpp"
@@ -197,12 +198,13 @@ run_result run_workload(const workload& spec, const run_options& options) {
   torch_support::cpu_allocator_scope allocator(pool);
   policy->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
-  // A policy that judges region borrows (scrooge) sees every one, and a refused allocation waits
-  // for returns instead of failing. Unset before the policy goes: the pool returns regions
-  // when it is destroyed.
+  // Memory waits: an allocation the budget refuses waits for returns or a budget change
+  // instead of failing, except under the baselines whose point is to fail (spatial, static); a
+  // policy that judges region borrows (scrooge) sees every one. Unset before the policy goes:
+  // the pool returns regions when it is destroyed.
   std::optional<region_waiter> waiter;
-  if (auto* arbiter = dynamic_cast<schedule::borrow_arbiter*>(policy.get())) {
-    waiter.emplace(*arbiter, gate);
+  if (dynamic_cast<schedule::fails_on_oom*>(policy.get()) == nullptr) {
+    waiter.emplace(dynamic_cast<schedule::borrow_arbiter*>(policy.get()), gate);
   }
   const borrow_gate_installation installed{pool, waiter ? &*waiter : nullptr};
   detail::training_context context{backend, pool, gate, monitor, options.faults};
@@ -223,15 +225,21 @@ run_result run_workload(const workload& spec, const run_options& options) {
   std::vector<applied_budget_change> budget_changes;
   {
     progress_printer printer(options, spec.jobs, progress, monitor, gate);
-    // Budget changes come between arrivals, in time order (equal times: the change first).
-    const auto& schedule = spec.device.budget_schedule;
-    std::size_t next_change = 0;
+    // Budget changes come between arrivals, in time order (equal times: the change first). The
+    // driver keeps the schedule, so that memory waits know whether a change is still to come.
+    std::vector<schedule::policy_driver::budget_change> changes;
+    for (const auto& change : spec.device.budget_schedule) {
+      changes.push_back({change.at_s, change.bytes});
+    }
+    gate.set_budget_schedule(std::move(changes));
     // False when the run was stopped before `time_s`.
     const auto apply_changes_until = [&](double time_s) {
-      for (; next_change < schedule.size() && schedule[next_change].at_s <= time_s; ++next_change) {
-        if (!sleep_unless_stopped(gate, schedule[next_change].at_s)) return false;
-        gate.change_budget(schedule[next_change].bytes);
-        budget_changes.push_back({gate.now(), schedule[next_change].bytes});
+      for (auto next = gate.next_budget_change(); next && *next <= time_s;
+           next = gate.next_budget_change()) {
+        if (!sleep_unless_stopped(gate, *next)) return false;
+        for (const auto& change : gate.apply_due_budget_changes()) {
+          budget_changes.push_back({change.at_s, change.bytes});
+        }
       }
       return true;
     };
@@ -257,15 +265,16 @@ run_result run_workload(const workload& spec, const run_options& options) {
       throw;
     }
     // Later changes apply while jobs still run; those after the last job ends do not matter.
-    while (next_change < schedule.size() && !gate.stop_requested()) {
+    for (auto next = gate.next_budget_change(); next && !gate.stop_requested();
+         next = gate.next_budget_change()) {
       const bool running = std::any_of(progress.begin(), progress.end(),
                                        [](const auto& p) { return !has_ended(p.now.load()); });
       if (!running) break;
-      if (std::chrono::steady_clock::now() < gate.to_time_point(schedule[next_change].at_s)) {
+      if (std::chrono::steady_clock::now() < gate.to_time_point(*next)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
         continue;
       }
-      apply_changes_until(schedule[next_change].at_s);
+      apply_changes_until(*next);
     }
     for (auto& thread : threads) thread.join();
   }

@@ -3,12 +3,80 @@
 #include <algorithm>
 
 #include "tandem/common/error.hpp"
+#include "tandem/schedule/fails_on_oom.hpp"
 
 namespace tandem::schedule {
 
 policy_driver::policy_driver(policy& policy, const driver_clock& clock, std::size_t expected_jobs,
                              limit_sink limits)
-    : policy_(policy), clock_(clock), expected_jobs_(expected_jobs), limits_(std::move(limits)) {}
+    : policy_(policy),
+      clock_(clock),
+      expected_jobs_(expected_jobs),
+      limits_(std::move(limits)),
+      arbiter_(dynamic_cast<borrow_arbiter*>(&policy)),
+      fails_on_oom_(dynamic_cast<fails_on_oom*>(&policy) != nullptr) {}
+
+void policy_driver::set_budget_schedule(std::vector<budget_change> changes, budget_sink sink) {
+  std::stable_sort(changes.begin(), changes.end(),
+                   [](const budget_change& a, const budget_change& b) { return a.at_s < b.at_s; });
+  schedule_ = std::move(changes);
+  next_change_ = 0;
+  budget_sink_ = std::move(sink);
+}
+
+std::optional<double> policy_driver::next_budget_change() const {
+  if (next_change_ >= schedule_.size()) return std::nullopt;
+  return schedule_[next_change_].at_s;
+}
+
+std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_changes() {
+  std::vector<budget_change> applied;
+  while (next_change_ < schedule_.size() && schedule_[next_change_].at_s <= now()) {
+    const auto bytes = schedule_[next_change_++].bytes;
+    if (budget_sink_) budget_sink_(bytes);
+    applied.push_back({now(), bytes});
+    change_budget(bytes);
+  }
+  return applied;
+}
+
+bool policy_driver::worth_waiting_for_memory(job_id job) const {
+  if (fails_on_oom_) return false;
+  // A change still to come may raise the budget.
+  if (next_change_ < schedule_.size()) return true;
+  // The policy that judges borrows knows best whether the others will move.
+  if (arbiter_ != nullptr) return arbiter_->worth_waiting(job);
+  // Another running iteration that waits neither for regions nor for an event (at a group
+  // barrier) will return regions when it ends.
+  const bool someone_moves = std::any_of(running_.begin(), running_.end(), [&](job_id other) {
+    if (other == job || memory_waits_.contains(other)) return false;
+    const auto found = waiting_.find(other);
+    return found == waiting_.end() || found->second.until_s.has_value();
+  });
+  if (someone_moves) return true;
+  // Every other running iteration waits too: all but the one that began to wait last may go on
+  // waiting; that one fails and its regions let the others move.
+  std::optional<job_id> latest;
+  std::uint64_t latest_order = 0;
+  for (const auto& [other, order] : memory_waits_) {
+    if (!running_.contains(other)) continue;
+    if (!latest || order > latest_order) {
+      latest = other;
+      latest_order = order;
+    }
+  }
+  const bool others_wait =
+      std::any_of(running_.begin(), running_.end(), [&](job_id other) { return other != job; });
+  return others_wait && latest && *latest != job;
+}
+
+void policy_driver::memory_wait_began(job_id job) {
+  if (!memory_waits_.contains(job)) memory_waits_[job] = next_memory_wait_++;
+}
+
+void policy_driver::memory_wait_ended(job_id job) {
+  memory_waits_.erase(job);
+}
 
 void policy_driver::arrive(const job_info& job) {
   TANDEM_EXPECTS(!present_.contains(job.id), usage_error,
@@ -23,6 +91,8 @@ void policy_driver::arrive(const job_info& job) {
 void policy_driver::depart(job_id job) {
   if (present_.erase(job) == 0) return;  // already gone: departing is idempotent
   waiting_.erase(job);
+  running_.erase(job);
+  memory_waits_.erase(job);
   policy_.on_departure(job, now());
   apply_limits();
   event(job);
@@ -54,6 +124,7 @@ void policy_driver::request_group(job_id job, std::size_t group) {
 }
 
 void policy_driver::finish_iteration(job_id job, const iteration_report& report) {
+  running_.erase(job);
   policy_.on_iteration_end(job, report, now());
   event(job);
 }
@@ -143,6 +214,7 @@ bool policy_driver::ask(job_id job) {
   const auto group = w.group;
   waiting_.erase(job);
   if (group == 0) {
+    running_.insert(job);
     policy_.on_iteration_start(job, t);
   } else {
     policy_.on_group_start(job, group, t);
@@ -158,6 +230,7 @@ void policy_driver::apply_limits() {
 
 bool policy_driver::stalled() const {
   if (arrived_ < expected_jobs_ || present_.empty()) return false;
+  if (next_change_ < schedule_.size()) return false;     // a budget change is an event to come
   if (waiting_.size() != present_.size()) return false;  // someone is doing something
   return std::none_of(waiting_.begin(), waiting_.end(),
                       [](const auto& item) { return item.second.until_s.has_value(); });

@@ -44,6 +44,7 @@ std::string_view to_string(salus_discipline discipline) {
 
 salus_policy::salus_policy(std::size_t budget_bytes, salus_discipline discipline)
     : budget_(budget_bytes),
+      largest_budget_(budget_bytes),
       discipline_(discipline),
       lanes_(budget_bytes,
              discipline == salus_discipline::srtf ? 1 : std::numeric_limits<std::size_t>::max()) {}
@@ -151,6 +152,7 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
 void salus_policy::on_budget_change(std::size_t budget_bytes, double now_s) {
   now_s_ = now_s;
   budget_ = budget_bytes;
+  largest_budget_ = std::max(largest_budget_, budget_bytes);
   admit_waiting();
 }
 
@@ -319,14 +321,18 @@ void salus_policy::admit_waiting() {
     auto& s = jobs_.at(id);
     if (s.laned || !s.need || s.running) continue;
     const memory_need need = *s.need;
-    if (need.persistent > budget_ || need.ephemeral > budget_ - need.persistent) {
-      s.impossible = true;
-      continue;
-    }
+    const auto exceeds = [&](std::size_t capacity) {
+      return need.persistent > capacity || need.ephemeral > capacity - need.persistent;
+    };
+    s.impossible = exceeds(largest_budget_);
+    if (s.impossible) continue;
     const std::size_t lanes_before = lanes_.lanes().size();
     // Built jobs' persistent memory is already counted in `outside`: the lanes see it once.
     if (s.built) lanes_.set_capacity(lanes_.capacity() + need.persistent);
-    const auto lane = lanes_.admit(s.info.id, need.persistent, need.ephemeral);
+    // Beyond what the lanes can hold now (a lowered budget, jobs outside the lanes): it waits.
+    const auto lane = exceeds(lanes_.capacity())
+                          ? std::nullopt
+                          : lanes_.admit(s.info.id, need.persistent, need.ephemeral);
     if (lane) {
       s.laned = true;
       s.reason.clear();
@@ -364,7 +370,7 @@ decision salus_policy::may_start(job_id job, double now_s) {
                 std::string(name()) + ": job '" + s.info.name + "' needs " +
                     format_bytes(s.need->persistent) + " persistent + " +
                     format_bytes(s.need->ephemeral) + " per iteration, more than the budget of " +
-                    format_bytes(budget_) +
+                    format_bytes(largest_budget_) +
                     " on its own; it can never run: raise the budget or shrink the job (a "
                     "smaller batch or model)");
   }

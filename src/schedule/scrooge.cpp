@@ -9,7 +9,10 @@
 namespace tandem::schedule {
 
 scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options)
-    : budget_(budget_bytes), options_(options), claims_(budget_bytes) {
+    : budget_(budget_bytes),
+      largest_budget_(budget_bytes),
+      options_(options),
+      claims_(budget_bytes) {
   TANDEM_EXPECTS(options.ramp_start > 0 && options.ramp_start <= 1, config_error,
                  "scrooge: ramp_start must be in (0, 1], not " +
                      std::to_string(options.ramp_start) + "; 1 turns the ramp off");
@@ -35,6 +38,7 @@ void scrooge_policy::on_departure(job_id job, double) {
 
 void scrooge_policy::on_budget_change(std::size_t budget_bytes, double) {
   budget_ = budget_bytes;
+  largest_budget_ = std::max(largest_budget_, budget_bytes);
   std::lock_guard lock(claims_mutex_);
   claims_.set_budget(budget_bytes);
 }
@@ -103,10 +107,10 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
       });
   if (someone_waits_to_run_alone) return wait_for_event(state);
   const std::size_t peak = state.profile->peak;
-  if (peak > budget_) {
+  if (peak > largest_budget_) {
     TANDEM_FAIL(config_error,
                 "scrooge: job '" + state.name + "' holds up to " + format_bytes(peak) +
-                    " at its peak, more than the whole budget of " + format_bytes(budget_) +
+                    " at its peak, more than the whole budget of " + format_bytes(largest_budget_) +
                     "; raise the budget or shrink the job (batch size, model)");
   }
   return decide_by_time_shift(job, state, now_s);

@@ -112,8 +112,10 @@ struct job_run {
 
   bool set_up = false;  ///< built: holds its persistent memory
   std::size_t held = 0;
-  std::uint64_t blocked_order = 0;   ///< when blocked: the order it was blocked in
-  std::optional<std::size_t> limit;  ///< the policy's limit on what it may hold
+  std::uint64_t blocked_order = 0;      ///< when blocked: the order it was blocked in
+  std::optional<std::size_t> limit;     ///< the policy's limit on what it may hold
+  stage blocked_from = stage::running;  ///< when blocked: waiting (its build) or running
+  std::size_t wanted = 0;               ///< when blocked: the bytes it asked for
   runtime::job_result result;
 
   [[nodiscard]] const job_profile& profile() const { return *prepared->profile; }
@@ -134,7 +136,6 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       : policy_(policy),
         device_(device),
         budget_(device.budget == 0 ? device.capacity : device.budget),
-        schedule_(std::move(budget_schedule)),
         options_(options),
         random_(options.seed),
         arbiter_(dynamic_cast<schedule::borrow_arbiter*>(&policy)),
@@ -166,8 +167,12 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       run.result.persistent_bytes = prepared_[i].persistent;
       run.result.peak_live_bytes = jobs[i].profile->peak_live_bytes;
     }
-    std::sort(schedule_.begin(), schedule_.end(),
-              [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+    std::vector<schedule::policy_driver::budget_change> changes;
+    for (const auto& change : budget_schedule) changes.push_back({change.at_s, change.bytes});
+    driver_.set_budget_schedule(std::move(changes), [this](std::size_t bytes) {
+      budget_ = bytes;
+      returns_since_retry_ = true;  // a raise may let blocked jobs go on
+    });
     // Arrivals in time order; equal times keep the workload's order (as the runtime does).
     for (std::size_t i = 0; i < runs_.size(); ++i) arrivals_.push_back(i);
     std::stable_sort(arrivals_.begin(), arrivals_.end(), [&](std::size_t a, std::size_t b) {
@@ -266,8 +271,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     }
     if (const auto wake = driver_.next_wake()) next = std::min(next, *wake);
     // A budget change may be what lets a waiting job start.
-    if (next_change_ < schedule_.size())
-      next = std::min(next, std::max(now_, schedule_[next_change_].at_s));
+    if (const auto change = driver_.next_budget_change())
+      next = std::min(next, std::max(now_, *change));
     return next;
   }
 
@@ -287,13 +292,10 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   // --- events -------------------------------------------------------------------------------
 
   void handle_events() {
-    while (next_change_ < schedule_.size() && schedule_[next_change_].at_s <= now_) {
-      budget_ = schedule_[next_change_].bytes;
-      applied_changes_.push_back({now_, budget_});
-      driver_.change_budget(budget_);
-      ++next_change_;
-      apply_grants();
+    for (const auto& change : driver_.apply_due_budget_changes()) {
+      applied_changes_.push_back({change.at_s, change.bytes});
     }
+    apply_grants();
     while (next_arrival_ < arrivals_.size() &&
            runs_[arrivals_[next_arrival_]].job->spec.arrival_s <= now_) {
       const auto i = arrivals_[next_arrival_++];
@@ -358,8 +360,11 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   /// starts its first iteration after the profile's setup time.
   void start_setup(job_run& run) {
     run.set_up = true;
-    // Builds happen with nobody else mid-iteration, so there is nothing a wait could bring.
-    if (take(run, run.profile().held.held_at_start, false) != taken::yes) return;
+    if (take(run, run.profile().held.held_at_start) != taken::yes) return;
+    begin_setup(run);
+  }
+
+  void begin_setup(job_run& run) {
     run.now = stage::setup;
     run.setup_end = now_ + run.profile().setup_s;
     run.result.setup_s = run.profile().setup_s;
@@ -402,7 +407,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
            reached(run.position, steps[run.next_held_step].at_s)) {
       const auto delta = steps[run.next_held_step].delta;
       // A refused borrow leaves the step to be taken again when the job is let go on.
-      if (delta > 0 && take(run, static_cast<std::size_t>(delta), true) != taken::yes) return;
+      if (delta > 0 && take(run, static_cast<std::size_t>(delta)) != taken::yes) return;
       ++run.next_held_step;
       if (delta < 0) release(run, static_cast<std::size_t>(-delta));
       run.observed.steps.push_back({now_ - run.iteration_start, delta});
@@ -437,9 +442,9 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     }
   }
 
-  /// Takes `bytes` of regions for `run`, blocks it when the policy's arbiter makes it wait (and
-  /// `may_wait`), or fails it as the pool would.
-  taken take(job_run& run, std::size_t bytes, bool may_wait) {
+  /// Takes `bytes` of regions for `run`, blocks it when the budget or the policy's arbiter
+  /// refuses and the driver says waiting can help, or fails it as the pool would.
+  taken take(job_run& run, std::size_t bytes) {
     const auto& limit = run.limit;
     if (limit && run.held + bytes > *limit) {
       out_of_memory(run, bytes,
@@ -447,25 +452,27 @@ class engine final : public schedule::progress_source, public schedule::driver_c
                         std::string(policy_.name()) + "')");
       return taken::failed;
     }
-    if (arbiter_ != nullptr && !arbiter_->try_reserve(run.id, bytes)) {
-      if (may_wait && arbiter_->worth_waiting(run.id)) {
-        if (run.now != stage::blocked) run.blocked_order = next_blocked_order_++;
+    const bool reserved = arbiter_ == nullptr || arbiter_->try_reserve(run.id, bytes);
+    const auto system = held_total_;
+    const bool fits = device_.unified_memory || system + bytes <= budget_;
+    if (!reserved || !fits) {
+      if (reserved && arbiter_ != nullptr) arbiter_->cancel(run.id, bytes);
+      if (driver_.worth_waiting_for_memory(run.id)) {
+        if (run.now != stage::blocked) {
+          run.blocked_order = next_blocked_order_++;
+          run.blocked_from = run.now;
+          driver_.memory_wait_began(run.id);
+        }
         run.now = stage::blocked;
+        run.wanted = bytes;
         return taken::waiting;
       }
       out_of_memory(run, bytes,
                     "the budget of " + format_bytes(budget_) + ", with " +
-                        format_bytes(held_total_ - run.held) +
-                        " held by other jobs, none of which will return any (policy '" +
-                        std::string(policy_.name()) + "')");
-      return taken::failed;
-    }
-    const auto system = held_total_;
-    if (!device_.unified_memory && system + bytes > budget_) {
-      if (arbiter_ != nullptr) arbiter_->cancel(run.id, bytes);
-      out_of_memory(run, bytes,
-                    "the budget of " + format_bytes(budget_) + ", with " +
-                        format_bytes(system - run.held) + " held by other jobs");
+                        format_bytes(system - run.held) + " held by other jobs" +
+                        (arbiter_ != nullptr ? ", none of which will return any (policy '" +
+                                                   std::string(policy_.name()) + "')"
+                                             : std::string()));
       return taken::failed;
     }
     run.held += bytes;
@@ -503,12 +510,17 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         return a->blocked_order < b->blocked_order;
       });
       for (auto* run : blocked) {
-        const auto& step = run->profile().held.steps[run->next_held_step];
-        const auto outcome = take(*run, static_cast<std::size_t>(step.delta), true);
+        const auto outcome = take(*run, run->wanted);
         if (outcome == taken::yes) {
-          ++run->next_held_step;
-          run->observed.steps.push_back({now_ - run->iteration_start, step.delta});
-          run->now = stage::running;  // its later steps at this moment follow as events
+          driver_.memory_wait_ended(run->id);
+          if (run->blocked_from == stage::waiting) {  // its build
+            begin_setup(*run);
+          } else {
+            const auto& step = run->profile().held.steps[run->next_held_step];
+            ++run->next_held_step;
+            run->observed.steps.push_back({now_ - run->iteration_start, step.delta});
+            run->now = stage::running;  // its later steps at this moment follow as events
+          }
           again = true;
         } else if (outcome == taken::failed) {
           again = true;
@@ -609,8 +621,6 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   schedule::policy& policy_;
   device_model device_;
   std::size_t budget_;
-  std::vector<runtime::budget_change> schedule_;
-  std::size_t next_change_ = 0;
   std::vector<runtime::applied_budget_change> applied_changes_;
   sim_options options_;
   std::mt19937_64 random_;

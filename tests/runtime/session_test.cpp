@@ -98,6 +98,38 @@ TEST_P(EveryPolicy, TwoJobsTrainTheirLossesFallAndTheTimelineStaysWithinTheBudge
 
 INSTANTIATE_TEST_SUITE_P(Session, EveryPolicy, ::testing::ValuesIn(schedule::policy_names()));
 
+/// Every policy but the baselines whose point is to fail on out of memory (spatial, static).
+std::vector<std::string> policies_that_wait_for_memory() {
+  std::vector<std::string> names;
+  for (const auto& name : schedule::policy_names()) {
+    if (name != "spatial" && name != "static") names.push_back(name);
+  }
+  return names;
+}
+
+class EveryMemoryWaitingPolicy : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryMemoryWaitingPolicy, ABudgetLoweredBelowWhatTheJobsNeedMakesThemWaitNotFail) {
+  // The policy contract's short real case: 2 MiB (one region) is less than either job holds,
+  // so every borrow waits, mid-iteration, until the budget comes back 300 ms later.
+  const auto spec = parse(device_table("256MiB",
+                                       "budget_schedule = [{ at = \"100ms\", budget = \"2MiB\" }, "
+                                       "{ at = \"400ms\", budget = \"256MiB\" }]") +
+                          "[policy]\nname = \"" + GetParam() + "\"\n" + mlp_job("a", 64, 60) +
+                          mlp_job("b", 96, 60));
+  const auto run = run_workload(spec);
+  for (const auto& job : run.jobs) {
+    EXPECT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
+    EXPECT_EQ(job.iterations, 60) << job.name;
+  }
+  ASSERT_EQ(run.budget_changes.size(), 2u);
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+  EXPECT_TRUE(run.warnings.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Session, EveryMemoryWaitingPolicy,
+                         ::testing::ValuesIn(policies_that_wait_for_memory()));
+
 TEST(Session, TemporalNeverRunsTwoIterationsAtOnce) {
   const auto spec = parse(device_table("256MiB") + "[policy]\nname = \"temporal\"\n" +
                           mlp_job("a", 64, 25) + mlp_job("b", 64, 25) + mlp_job("c", 64, 25));

@@ -6,7 +6,7 @@
 // Protocol, per region borrow of a job: try_reserve before the regions are taken; cancel when
 // the pool then could not supply them after all; returned for every span the job gives back.
 // An allocation that found no memory asks wait_for_regions (outside every pool lock) whether to
-// try again; it may block until that is worth doing.
+// try again; it may block until that is worth doing. wait_ended closes such a wait.
 //
 // Thread safety: every member may be called from any thread at once; try_reserve, cancel and
 // returned are called under the job's own lock and must not call back into the pool.
@@ -30,6 +30,9 @@ class borrow_gate {
   /// or returns false when nothing will change (the allocation then fails as out of memory).
   /// May throw to fail the allocation with its own error.
   [[nodiscard]] virtual bool wait_for_regions(job_id job, std::size_t bytes) = 0;
+  /// The allocation that waited (wait_for_regions returned true at least once) is over,
+  /// served or not: `job` waits for regions no more.
+  virtual void wait_ended(job_id job) noexcept = 0;
 };
 
 }  // namespace tandem::memory

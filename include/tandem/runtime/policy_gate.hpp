@@ -93,6 +93,19 @@ class policy_gate {
   /// run_stopped as soon as stop() is called, so that no job sleeps through a stop.
   void sleep_until(double seconds);
 
+  /// Memory waits (policy_driver.hpp): `job`'s allocation found no memory; true when it should
+  /// wait for regions (and is counted as waiting until memory_wait_ended), false when it should
+  /// fail as out of memory.
+  [[nodiscard]] bool memory_wait(memory::job_id job);
+  void memory_wait_ended(memory::job_id job) noexcept;
+
+  /// The workload's timed budget changes; each one due goes to the pool and then the policy
+  /// when apply_due_budget_changes() is called at or after its time.
+  void set_budget_schedule(std::vector<schedule::policy_driver::budget_change> changes);
+  [[nodiscard]] std::optional<double> next_budget_change() const;
+  /// Applies the changes due by now; returns them with the time each took effect.
+  std::vector<schedule::policy_driver::budget_change> apply_due_budget_changes();
+
   /// The job-switch samples so far (see above), in seconds, in the order they happened.
   [[nodiscard]] std::vector<double> switch_samples() const;
   /// Their summary: count, mean, percentiles, largest.

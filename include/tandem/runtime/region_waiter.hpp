@@ -1,9 +1,10 @@
 #pragma once
-// The runtime's side of a policy that judges region borrows (schedule/borrow_arbiter.hpp): it
-// sits in the pool as its borrow_gate, passes every borrow and return to the policy, and makes
-// a refused allocation wait on the job's own thread (inside libtorch's allocation call) until
-// another job returns regions, then try again. The simulator blocks a job the same way at the
-// same points; the policy's answers decide both.
+// The runtime's memory waits (schedule/policy_driver.hpp, "Memory waits"): it sits in the pool
+// as its borrow_gate under every policy but the fails_on_oom baselines, passes every borrow and
+// return to the policy when it judges them (schedule/borrow_arbiter.hpp, scrooge), and makes an
+// allocation the budget or the policy refused wait on the job's own thread (inside libtorch's
+// allocation call) while the driver says waiting can help, trying again as regions come back.
+// The simulator blocks a job the same way at the same points; the driver decides both.
 
 #include <condition_variable>
 #include <cstddef>
@@ -19,20 +20,23 @@ class policy_gate;
 
 class region_waiter final : public memory::borrow_gate {
  public:
-  /// `gate`: a stop requested there ends a wait with run_stopped. Both must outlive the waiter.
-  region_waiter(schedule::borrow_arbiter& arbiter, const policy_gate& gate)
+  /// `arbiter`: the policy, when it judges borrows (nullptr: the budget alone). `gate`: whether
+  /// waiting can help, and a stop requested there ends a wait with run_stopped. Both must
+  /// outlive the waiter.
+  region_waiter(schedule::borrow_arbiter* arbiter, policy_gate& gate)
       : arbiter_(arbiter), gate_(gate) {}
 
   [[nodiscard]] bool try_reserve(memory::job_id job, std::size_t bytes) noexcept override;
   void cancel(memory::job_id job, std::size_t bytes) noexcept override;
   void returned(memory::job_id job, std::size_t bytes) noexcept override;
   [[nodiscard]] bool wait_for_regions(memory::job_id job, std::size_t bytes) override;
+  void wait_ended(memory::job_id job) noexcept override;
 
  private:
   void changed() noexcept;
 
-  schedule::borrow_arbiter& arbiter_;
-  const policy_gate& gate_;
+  schedule::borrow_arbiter* arbiter_;
+  policy_gate& gate_;
   std::mutex mutex_;
   std::condition_variable returns_;
   std::uint64_t changes_ = 0;  // guarded by mutex_: counts returns and cancellations

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 
+#include "tandem/schedule/fails_on_oom.hpp"
 #include "tandem/schedule/policy.hpp"
 
 namespace tandem::schedule {
@@ -48,13 +49,13 @@ class temporal_policy final : public policy {
   std::set<job_id> asking_;        // jobs waiting to start an iteration
 };
 
-class spatial_policy final : public policy {
+class spatial_policy final : public policy, public fails_on_oom {
  public:
   [[nodiscard]] std::string_view name() const override { return "spatial"; }
   [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
 };
 
-class static_partition_policy final : public policy {
+class static_partition_policy final : public policy, public fails_on_oom {
  public:
   /// `budget_bytes` is split equally among `expected_jobs` (at least 1) fixed partitions.
   static_partition_policy(std::size_t budget_bytes, std::size_t expected_jobs);

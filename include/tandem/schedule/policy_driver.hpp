@@ -14,13 +14,25 @@
 // asked again by wake_due() once the clock reaches t (next_wake() says when), a *wait for the
 // next event* verdict at the next event.
 //
-// Stall: when every job has arrived, every present job waits for an event, and none waits for
-// a time, nothing can ever move them (stalled(); stall_message() says so, naming the jobs).
-// Jobs doing anything else (setup, an iteration, a borrow wait) keep the run alive.
+// Stall: when every job has arrived, no budget change is left, every present job waits for an
+// event, and none waits for a time, nothing can ever move them (stalled(); stall_message() says so,
+// naming the jobs). Jobs doing anything else (setup, an iteration, a borrow wait) keep the run
+// alive.
 //
 // Memory limits (a policy that partitions memory, static) go to `limit_sink` after every
 // arrival, departure and budget change: the runtime writes them into the pool, the simulator
 // checks them at every borrow.
+//
+// Budget schedules: the driver keeps the workload's timed budget changes; the executor applies
+// the due ones (apply_due_budget_changes) when the clock reaches next_budget_change(), and the
+// new budget goes to `budget_sink` before the policy hears of it.
+//
+// Memory waits: a region borrow the budget (or the policy's borrow_arbiter) refuses makes the
+// job wait mid-iteration instead of failing, under every policy but the fails_on_oom
+// baselines, while waiting can help: another running iteration may return regions, or a
+// budget change is still to come (worth_waiting_for_memory). Executors report the waits
+// (memory_wait_began/ended), so that two iterations waiting for each other are seen: the one
+// that began to wait last fails, which returns its regions to the other.
 //
 // Not thread-safe: the executor serializes calls (the runtime under one mutex; the simulator is
 // single-threaded). Grants are queued, not delivered by callback, so that an executor reacting
@@ -36,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/schedule/borrow_arbiter.hpp"
 #include "tandem/schedule/policy.hpp"
 
 namespace tandem::schedule {
@@ -61,11 +74,24 @@ struct grant {
 class policy_driver {
  public:
   using limit_sink = std::function<void(job_id, std::optional<std::size_t>)>;
+  using budget_sink = std::function<void(std::size_t)>;
+  struct budget_change {
+    double at_s = 0;
+    std::size_t bytes = 0;
+  };
 
   /// `expected_jobs`: how many arrivals will come, so that a policy waiting for a later arrival
   /// is not taken for a stalled one. `limits` may be empty when no executor needs them.
   policy_driver(policy& policy, const driver_clock& clock, std::size_t expected_jobs,
                 limit_sink limits = {});
+
+  /// The workload's timed budget changes (any order; equal times keep their order), and where
+  /// each new budget goes before the policy hears of it.
+  void set_budget_schedule(std::vector<budget_change> changes, budget_sink sink);
+  /// When the next scheduled change is due; empty when none is left.
+  [[nodiscard]] std::optional<double> next_budget_change() const;
+  /// Applies every scheduled change due by now, in order; returns them (with the time applied).
+  std::vector<budget_change> apply_due_budget_changes();
 
   [[nodiscard]] policy& driven() { return policy_; }
   [[nodiscard]] double now() const { return clock_.now(); }
@@ -89,6 +115,12 @@ class policy_driver {
   [[nodiscard]] std::optional<double> next_wake() const;
   /// The wait-until time of `job`, when it waits for one.
   [[nodiscard]] std::optional<double> wake_time(job_id job) const;
+
+  /// After a region borrow of running `job` was refused: whether it should wait and ask again
+  /// rather than fail as out of memory (see above).
+  [[nodiscard]] bool worth_waiting_for_memory(job_id job) const;
+  void memory_wait_began(job_id job);
+  void memory_wait_ended(job_id job);
 
   /// Grants given since the last call, in the order given.
   [[nodiscard]] std::vector<grant> take_grants();
@@ -119,6 +151,17 @@ class policy_driver {
   const driver_clock& clock_;
   const std::size_t expected_jobs_;
   limit_sink limits_;
+  // The policy's optional capabilities, discovered once.
+  borrow_arbiter* arbiter_;
+  bool fails_on_oom_;
+
+  std::vector<budget_change> schedule_;  // in time order
+  std::size_t next_change_ = 0;
+  budget_sink budget_sink_;
+
+  std::set<job_id> running_;  // granted an iteration start, not yet ended or departed
+  std::map<job_id, std::uint64_t> memory_waits_;  // waiting for regions: the order they began
+  std::uint64_t next_memory_wait_ = 0;
 
   std::size_t arrived_ = 0;
   std::set<job_id> present_;

@@ -83,7 +83,7 @@ class salus_policy final : public policy {
     job_info info;
     std::optional<memory_need> need;  // given, inherited by signature or measured
     bool measured = false;            // `need` comes from its own iterations
-    bool impossible = false;          // its need exceeds the budget on its own
+    bool impossible = false;          // its need exceeds every budget given so far, on its own
     bool built = false;               // has started an iteration: holds its persistent memory
     bool laned = false;
     bool running = false;
@@ -125,6 +125,9 @@ class salus_policy final : public policy {
   void admit_waiting();
 
   std::size_t budget_;
+  // The largest budget given so far: a job that needs more than that can never run, while one
+  // that needs more than a budget lowered since waits for it to be raised again.
+  std::size_t largest_budget_;
   salus_discipline discipline_;
   lane_assignment lanes_;
   std::map<job_id, job_state> jobs_;

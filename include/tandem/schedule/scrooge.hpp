@@ -120,6 +120,7 @@ class scrooge_policy final : public policy, public borrow_arbiter {
                                        const usage_curve& observed) const;
 
   std::size_t budget_;
+  std::size_t largest_budget_;  // a peak above it can never run; above budget_ alone, it waits
   scrooge_options options_;
   std::int64_t informed_iterations_ = 0;  // for the ramp
   std::map<job_id, job_state> jobs_;
