@@ -131,11 +131,11 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
     others_.push_back({curve ? &curve->curve : nullptr, other.running, other.started_s,
                        curve ? curve->curve.held_at_end() : 0, curve});
   }
-  auto shift = solver_.solve(now_s, effective_budget(), profile.curve, profile.peak, others_);
+  auto shift = solver_.solve(now_s, effective_budget(), profile, others_);
   if (!shift && !anyone_running_except(job)) {
     // Nobody's iteration is in the way: only the ramp can refuse, and it must not block
     // progress. Beside the others' idle holdings the real budget decides.
-    shift = solver_.solve(now_s, budget_, profile.curve, profile.peak, others_);
+    shift = solver_.solve(now_s, budget_, profile, others_);
   }
   if (!shift) return wait_for_event(state);  // no delay works before an iteration ends
   if (*shift <= 0) return decision::start();

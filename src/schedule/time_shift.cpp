@@ -45,15 +45,137 @@ std::size_t most_held_from_now(const other_job& job, double now_s) {
 
 }  // namespace
 
-std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
-                                               const usage_curve& candidate,
-                                               std::span<const other_job> others) {
-  return solve(now_s, budget, candidate, candidate.peak(), others);
+std::optional<double> time_shift_solver::solve_returning(std::int64_t limit,
+                                                         const curve_segments& candidate) const {
+  // The others only return regions from now on, so their usage never rises again: a segment of
+  // the candidate fits for good once it starts where the others have come down to what it
+  // leaves. Only the segments that raise the candidate's most-so-far bind (a lower one starts
+  // later beside less), and their thresholds fall, so one pointer walks the others' pieces once:
+  // O(K + M).
+  const auto& offset = candidate.offset;
+  const auto& held = candidate.held;
+  if (level_.front() + held[0] > limit) return std::nullopt;  // what it holds already
+  double shift = 0;
+  std::size_t p = 0;
+  for (const auto j : candidate.rises) {
+    const std::int64_t most = held[j];
+    while (p < level_.size() && level_[p] + most > limit) ++p;
+    if (p == level_.size()) return std::nullopt;  // checked before: cannot happen
+    // After the return that brings the others down far enough; ties go to the return.
+    const double room_from = p == 0 ? 0.0 : piece_start_[p] + after_release_s;
+    shift = std::max(shift, room_from - offset[j]);
+  }
+  return shift;
+}
+
+namespace {
+
+/// Where `job`'s steps still to come begin, `elapsed` into its iteration.
+std::vector<usage_step>::const_iterator next_step(const other_job& job, double elapsed) {
+  const auto& steps = job.curve->steps;
+  return std::upper_bound(steps.begin(), steps.end(), elapsed,
+                          [](double t, const usage_step& step) { return t < step.at_s; });
+}
+
+/// Whether `job` is mid-iteration and within its predicted duration: it has changes to come.
+bool has_changes_to_come(const other_job& job, double now_s) {
+  return job.running && job.curve != nullptr && now_s - job.started_s < job.curve->duration_s;
+}
+
+}  // namespace
+
+bool time_shift_solver::build_pieces(double now_s, std::span<const other_job> others) {
+  others_.clear();
+  runs_.clear();
+  std::size_t now_held = 0;
+  const other_job* only = nullptr;  // the one job with changes to come, if just one has
+  std::size_t with_changes = 0;
+  for (const auto& job : others) {
+    if (!job.running || job.curve == nullptr) {
+      now_held += job.held_between;
+      continue;
+    }
+    const double elapsed = now_s - job.started_s;
+    if (elapsed >= job.curve->duration_s) {
+      now_held += job.curve->peak();  // late: assume the worst until it reports its end
+      continue;
+    }
+    const auto next = next_step(job, elapsed);
+    const auto done = static_cast<std::size_t>(next - job.curve->steps.begin());
+    if (job.index != nullptr) {
+      now_held += done == 0 ? job.curve->held_at_start : job.index->held_after[done - 1];
+    } else {
+      now_held += job.curve->held_at(elapsed);
+    }
+    only = &job;
+    ++with_changes;
+  }
+  piece_start_.assign(1, 0.0);
+  level_.assign(1, static_cast<std::int64_t>(now_held));
+  bool only_returns = true;
+  const auto add = [&](double at, std::int64_t delta) {
+    if (at > piece_start_.back()) {
+      piece_start_.push_back(at);
+      level_.push_back(level_.back());
+    }
+    level_.back() += delta;
+    only_returns = only_returns && delta <= 0;
+  };
+  if (with_changes == 1) {  // the usual pair: its steps are the pieces, no merge needed
+    const double elapsed = now_s - only->started_s;
+    for (auto step = next_step(*only, elapsed); step != only->curve->steps.end(); ++step) {
+      add(step->at_s - elapsed, step->delta);
+    }
+    return only_returns;
+  }
+  for (const auto& job : others) {
+    if (!has_changes_to_come(job, now_s)) continue;
+    const double elapsed = now_s - job.started_s;
+    runs_.push_back(others_.size());
+    for (auto step = next_step(job, elapsed); step != job.curve->steps.end(); ++step) {
+      others_.emplace_back(step->at_s - elapsed, step->delta);
+    }
+  }
+  // Each job's changes are in time order already (a usage_curve's steps are): merge the runs
+  // pairwise, in buffers kept between decisions. (time, bytes) order puts returns first on
+  // equal times and orders equal changes alike.
+  runs_.push_back(others_.size());
+  while (runs_.size() > 2) {
+    merged_.resize(others_.size());
+    std::size_t kept = 0;
+    for (std::size_t r = 0; r + 1 < runs_.size(); r += 2) {
+      const auto first = static_cast<std::ptrdiff_t>(runs_[r]);
+      const auto middle = static_cast<std::ptrdiff_t>(runs_[r + 1]);
+      const auto last =
+          static_cast<std::ptrdiff_t>(r + 2 < runs_.size() ? runs_[r + 2] : runs_[r + 1]);
+      std::merge(others_.begin() + first, others_.begin() + middle, others_.begin() + middle,
+                 others_.begin() + last, merged_.begin() + first);
+      runs_[kept++] = runs_[r];
+    }
+    runs_[kept++] = others_.size();
+    runs_.resize(kept);
+    others_.swap(merged_);
+  }
+  for (const auto& [at, delta] : others_) add(at, delta);
+  return only_returns;
 }
 
 std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
                                                const usage_curve& candidate,
+                                               std::span<const other_job> others) {
+  segments_of(candidate, segments_);
+  return solve(now_s, budget, candidate.peak(), segments_, others);
+}
+
+std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
+                                               const indexed_curve& candidate,
+                                               std::span<const other_job> others) {
+  return solve(now_s, budget, candidate.peak, candidate.segments, others);
+}
+
+std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
                                                std::size_t candidate_peak,
+                                               const curve_segments& candidate,
                                                std::span<const other_job> others) {
   // Fast path, the common case: the most the others can hold from now on, plus our peak, fits.
   // One pass over each curve, nothing sorted or stored.
@@ -61,61 +183,15 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
   for (const auto& job : others) others_most += most_held_from_now(job, now_s);
   if (others_most + candidate_peak <= budget) return 0.0;
 
-  others_.clear();
-  others_now_ = 0;
-  for (const auto& job : others) {
-    if (!job.running || job.curve == nullptr) {
-      others_now_ += job.held_between;
-      continue;
-    }
-    const double elapsed = now_s - job.started_s;
-    if (elapsed >= job.curve->duration_s) {
-      others_now_ += job.curve->peak();  // late: assume the worst until it reports its end
-      continue;
-    }
-    others_now_ += job.curve->held_at(elapsed);
-    for (const auto& step : job.curve->steps) {
-      if (step.at_s > elapsed) others_.emplace_back(step.at_s - elapsed, step.delta);
-    }
-  }
-  // Each job's events are in time order already: merging them is a stable sort by time (ties
-  // broken returns first, which the merge in fits() relies on).
-  std::stable_sort(others_.begin(), others_.end(), [](const event& a, const event& b) {
-    return a.first < b.first || (a.first == b.first && a.second < b.second);
-  });
   // The others' usage as pieces: level_[k] holds from piece_start_[k] to piece_start_[k + 1].
-  piece_start_.assign(1, 0.0);
-  level_.assign(1, static_cast<std::int64_t>(others_now_));
-  for (const auto& [at, delta] : others_) {
-    if (at > piece_start_.back()) {
-      piece_start_.push_back(at);
-      level_.push_back(level_.back());
-    }
-    level_.back() += delta;
-  }
+  const bool only_returns = build_pieces(now_s, others);
   // Past the others' iterations their level stays; if the candidate's peak does not fit beside
   // it, no delay works until one of them ends.
   const std::int64_t limit = as_signed(budget);
   if (level_.back() + as_signed(candidate_peak) > limit) return std::nullopt;
-  // The candidate as segments: offset_[j] to offset_[j + 1] at held_[j].
-  offset_.clear();
-  held_.clear();
-  std::int64_t held = as_signed(candidate.held_at_start);
-  offset_.push_back(0);
-  held_.push_back(held);
-  for (const auto& step : candidate.steps) {
-    held += step.delta;
-    // The first segment is what the candidate holds already: it starts now, not at the delay.
-    if (offset_.size() == 1 || step.at_s > offset_.back()) {
-      offset_.push_back(step.at_s);
-      held_.push_back(held);
-    } else {
-      held_.back() = held;
-    }
-  }
-  // After its iteration the candidate keeps what it holds at the end, beside whatever the others
-  // still take: its last segment never ends.
-  offset_.push_back(std::numeric_limits<double>::infinity());
+  if (only_returns) return solve_returning(limit, candidate);
+  const auto& offset = candidate.offset;
+  const auto& held = candidate.held;
 
   // Earliest fit: at a shift, find the first candidate segment that overlaps a piece of the
   // others' usage it does not fit beside; no shift until that segment can sit after the piece
@@ -126,12 +202,12 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
   for (std::size_t jumps = 0; jumps < max_delays_tried; ++jumps) {
     std::size_t k = 0;  // the piece at the segment's start, advanced monotonically
     std::optional<std::size_t> bad;
-    for (std::size_t j = 0; j + 1 < offset_.size() && !bad; ++j) {
-      const double from = j == 0 ? 0.0 : shift + offset_[j];
-      const double to = shift + offset_[j + 1];
+    for (std::size_t j = 0; j + 1 < offset.size() && !bad; ++j) {
+      const double from = j == 0 ? 0.0 : shift + offset[j];
+      const double to = shift + offset[j + 1];
       while (k + 1 < piece_start_.size() && piece_start_[k + 1] <= from) ++k;
       for (std::size_t p = k; p < piece_start_.size() && (p == k || piece_start_[p] < to); ++p) {
-        if (level_[p] + held_[j] > limit) {
+        if (level_[p] + held[j] > limit) {
           bad = j;
           break;
         }
@@ -144,9 +220,9 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
     // The earliest window of the segment's length, starting after it starts now, where the
     // others stay within what the segment leaves.
     const std::size_t j = *bad;
-    const double length = offset_[j + 1] - offset_[j];
-    const std::int64_t room = limit - held_[j];
-    double start = shift + offset_[j];
+    const double length = offset[j + 1] - offset[j];
+    const std::int64_t room = limit - held[j];
+    double start = shift + offset[j];
     std::size_t p = 0;
     while (p + 1 < piece_start_.size() && piece_start_[p + 1] <= start) ++p;
     for (; p < piece_start_.size(); ++p) {
@@ -159,7 +235,7 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
       }
       if (piece_end >= start + length) break;  // the window fits in the low pieces so far
     }
-    shift = start - offset_[j];
+    shift = start - offset[j];
   }
   return std::nullopt;  // give up for now: waiting for an event is always safe
 }

@@ -1,6 +1,7 @@
 #include "tandem/schedule/usage_curve.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 namespace tandem::schedule {
@@ -40,7 +41,34 @@ std::size_t usage_curve::held_at_end() const {
   return held;
 }
 
+void segments_of(const usage_curve& c, curve_segments& out) {
+  out.offset.clear();
+  out.held.clear();
+  auto held = static_cast<std::int64_t>(c.held_at_start);
+  out.offset.push_back(0);
+  out.held.push_back(held);
+  for (const auto& step : c.steps) {
+    held += step.delta;
+    // The first segment is what is held already: a later step at time 0 starts a new one.
+    if (out.offset.size() == 1 || step.at_s > out.offset.back()) {
+      out.offset.push_back(step.at_s);
+      out.held.push_back(held);
+    } else {
+      out.held.back() = held;
+    }
+  }
+  out.offset.push_back(std::numeric_limits<double>::infinity());
+  out.rises.clear();
+  std::int64_t most = out.held[0];
+  for (std::size_t j = 1; j < out.held.size(); ++j) {
+    if (out.held[j] <= most) continue;
+    most = out.held[j];
+    out.rises.push_back(j);
+  }
+}
+
 indexed_curve::indexed_curve(usage_curve c) : curve(std::move(c)) {
+  segments_of(curve, segments);
   const auto n = curve.steps.size();
   held_after.resize(n);
   most_from.resize(n);

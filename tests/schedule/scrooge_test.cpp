@@ -143,8 +143,19 @@ usage_curve random_curve(std::mt19937_64& rng) {
   return c;
 }
 
-TEST(TimeShift, RandomizedShiftsKeepTheBudgetAndNoSmallerCandidateDoes) {
-  std::mt19937_64 rng(20261122);
+/// The last allocation of a curve: past it, the curve only returns regions.
+double last_rise(const usage_curve& c) {
+  double at = 0;
+  for (const auto& s : c.steps) {
+    if (s.delta > 0) at = s.at_s;
+  }
+  return at;
+}
+
+/// 2000 random cases against brute force; with `past_peak`, every other job is past its last
+/// allocation (the solver's one-pass case), else anywhere in or after its iteration.
+void check_random_shifts(std::uint64_t seed, bool past_peak) {
+  std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unit(0, 1);
   int solved = 0;
   for (int trial = 0; trial < 2000; ++trial) {
@@ -154,9 +165,10 @@ TEST(TimeShift, RandomizedShiftsKeepTheBudgetAndNoSmallerCandidateDoes) {
     std::vector<other_job> others;
     for (int i = 1; i <= n_others; ++i) {
       const bool running = unit(rng) < 0.8;
-      others.push_back({&curves[static_cast<std::size_t>(i)], running,
-                        10.0 - curves[static_cast<std::size_t>(i)].duration_s * unit(rng) * 1.1,
-                        curves[static_cast<std::size_t>(i)].held_at_end()});
+      const auto& c = curves[static_cast<std::size_t>(i)];
+      const double elapsed = past_peak ? last_rise(c) + (c.duration_s - last_rise(c)) * unit(rng)
+                                       : c.duration_s * unit(rng) * 1.1;
+      others.push_back({&c, running || past_peak, 10.0 - elapsed, c.held_at_end()});
     }
     const auto budget = static_cast<std::size_t>(300 + rng() % 1500);
     time_shift_solver solver;
@@ -197,6 +209,14 @@ TEST(TimeShift, RandomizedShiftsKeepTheBudgetAndNoSmallerCandidateDoes) {
     EXPECT_TRUE(feasible(*shift, 10.0, budget, curves[0], others)) << "trial " << trial;
   }
   EXPECT_GT(solved, 500);  // the generator makes mostly solvable cases
+}
+
+TEST(TimeShift, RandomizedShiftsKeepTheBudgetAndNoSmallerCandidateDoes) {
+  check_random_shifts(20261122, false);
+}
+
+TEST(TimeShift, RandomizedShiftsBesideJobsPastTheirPeaksAreTheSmallest) {
+  check_random_shifts(20261125, true);
 }
 
 // --- the policy ------------------------------------------------------------------------------

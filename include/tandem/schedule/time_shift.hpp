@@ -45,21 +45,32 @@ class time_shift_solver {
   [[nodiscard]] std::optional<double> solve(double now_s, std::size_t budget,
                                             const usage_curve& candidate,
                                             std::span<const other_job> others);
-  /// The same, with the candidate's peak known (indexed_curve::peak).
+  /// The same for a candidate whose peak and segments are kept indexed (scrooge's profiles):
+  /// nothing about the candidate is computed again.
   [[nodiscard]] std::optional<double> solve(double now_s, std::size_t budget,
-                                            const usage_curve& candidate,
-                                            std::size_t candidate_peak,
+                                            const indexed_curve& candidate,
                                             std::span<const other_job> others);
 
  private:
   using event = std::pair<double, std::int64_t>;  // (seconds from now, bytes)
+  [[nodiscard]] std::optional<double> solve(double now_s, std::size_t budget,
+                                            std::size_t candidate_peak,
+                                            const curve_segments& candidate,
+                                            std::span<const other_job> others);
+  /// Fills piece_start_ and level_ with the others' predicted usage from now on, merging their
+  /// future changes in time order (returns first on ties); true when they only return regions.
+  bool build_pieces(double now_s, std::span<const other_job> others);
+  /// The common case where every other job only returns regions from now on (past its peak):
+  /// the smallest shift in one pass over the pieces and the candidate's segments.
+  [[nodiscard]] std::optional<double> solve_returning(std::int64_t limit,
+                                                      const curve_segments& candidate) const;
 
   std::vector<event> others_;        // the others' future changes, in time order
+  std::vector<event> merged_;        // scratch for merging the others' runs
+  std::vector<std::size_t> runs_;    // where each other job's run of changes begins
   std::vector<double> piece_start_;  // the others' usage as pieces: where each starts...
   std::vector<std::int64_t> level_;  // ...and the bytes they hold over it
-  std::vector<double> offset_;       // the candidate's segments: where each starts...
-  std::vector<std::int64_t> held_;   // ...and the bytes it holds over it
-  std::size_t others_now_ = 0;
+  curve_segments segments_;          // a candidate given as a plain usage_curve
 };
 
 }  // namespace tandem::schedule

@@ -39,6 +39,18 @@ struct memory_event {
   friend bool operator==(const memory_event&, const memory_event&) = default;
 };
 
+/// A curve as segments of constant holding: offset[j] (seconds from the start) to offset[j + 1]
+/// at held[j]. Segment 0 is what is held at the start; steps at the same time are one segment;
+/// the last segment never ends (offset.back() is infinity).
+struct curve_segments {
+  std::vector<double> offset;
+  std::vector<std::int64_t> held;
+  /// The segments j >= 1 that hold more than every segment before them, in order.
+  std::vector<std::size_t> rises;
+};
+/// Fills `out` (reusing its buffers) with `c`'s segments.
+void segments_of(const usage_curve& c, curve_segments& out);
+
 /// A curve prepared for fast questions about "from now on": prefix holdings and suffix maxima,
 /// built once per profile so that a decision costs O(log M) per job in the common case.
 struct indexed_curve {
@@ -47,6 +59,7 @@ struct indexed_curve {
   std::vector<std::size_t> most_from;   ///< the most held after any step j >= i
   std::size_t peak = 0;
   std::size_t peak_step = 0;  ///< the first step after which the curve holds its peak
+  curve_segments segments;    ///< for the TimeShift of a job about to start
 
   explicit indexed_curve(usage_curve c);
   /// The most held at any moment from `offset_s` on (including what is held at offset_s).
