@@ -63,6 +63,25 @@ double percentile(std::vector<double> values, double p) {
   return *nth;
 }
 
+void summarize_rates(job_result& job) {
+  job.iterations = static_cast<std::int64_t>(job.iteration_log.size());
+  const double span = job.end_s - job.first_start_s;
+  if (job.iterations > 0 && span > 0) {
+    job.iterations_per_s = static_cast<double>(job.iterations) / span;
+    job.samples_per_s = job.iterations_per_s * static_cast<double>(job.batch_size);
+  }
+}
+
+void summarize_run(run_result& run) {
+  double samples = 0;
+  run.makespan_s = 0;
+  for (const auto& job : run.jobs) {
+    run.makespan_s = std::max(run.makespan_s, job.end_s);
+    samples += static_cast<double>(job.iterations * job.batch_size);
+  }
+  run.aggregate_samples_per_s = run.makespan_s > 0 ? samples / run.makespan_s : 0;
+}
+
 latency_summary summarize_latencies(std::vector<double> values) {
   latency_summary summary;
   if (values.empty()) return summary;

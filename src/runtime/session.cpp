@@ -297,12 +297,6 @@ run_result run_workload(const workload& spec, const run_options& options) {
   const auto stats = pool.stats();
   run.peak_live_bytes = stats.peak_live_bytes;
   run.peak_reserved_bytes = stats.peak_reserved_bytes;
-  double samples = 0;
-  for (const auto& job : results) {
-    run.makespan_s = std::max(run.makespan_s, job.end_s);
-    samples += static_cast<double>(job.iterations * job.batch_size);
-  }
-  if (run.makespan_s > 0) run.aggregate_samples_per_s = samples / run.makespan_s;
   for (std::size_t j = 0; j < results.size(); ++j) {
     const auto id = progress[j].job.load();
     if (id >= 0)
@@ -315,6 +309,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
     run.warnings = std::move(warnings);
   }
   run.jobs = std::move(results);
+  summarize_run(run);
   run.budget_changes = std::move(budget_changes);
   run.stopped = run.stopped_jobs() > 0;
   return run;

@@ -410,12 +410,7 @@ double mean(const std::vector<iteration_record>& log, std::size_t from, std::siz
 
 void summarize(job_result& result, const job_spec& spec) {
   const auto& log = result.iteration_log;
-  result.iterations = static_cast<std::int64_t>(log.size());
-  const double span = result.end_s - result.first_start_s;
-  if (!log.empty() && span > 0) {
-    result.iterations_per_s = static_cast<double>(result.iterations) / span;
-    result.samples_per_s = result.iterations_per_s * static_cast<double>(spec.batch_size);
-  }
+  summarize_rates(result);
   if (spec.kind == job_kind::inference) {
     result.latency = summarize_latencies(result.latencies_s);
   } else if (!log.empty()) {

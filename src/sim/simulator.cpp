@@ -597,21 +597,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     result.capacity_bytes = device_.capacity;
     result.budget_bytes = device_.budget == 0 ? device_.capacity : device_.budget;
     for (const auto& change : applied_changes_) result.budget_changes.push_back(change);
-    double samples = 0;
     for (auto& run : runs_) {
       auto& job = run.result;
-      job.iterations = static_cast<std::int64_t>(job.iteration_log.size());
-      const double span = job.end_s - job.first_start_s;
-      if (job.iterations > 0 && span > 0) {
-        job.iterations_per_s = static_cast<double>(job.iterations) / span;
-        job.samples_per_s = job.iterations_per_s * static_cast<double>(job.batch_size);
-      }
+      runtime::summarize_rates(job);
       job.policy_stats = policy_.job_statistics(run.id);
-      result.makespan_s = std::max(result.makespan_s, job.end_s);
-      samples += static_cast<double>(job.iterations * job.batch_size);
       result.jobs.push_back(std::move(job));
     }
-    if (result.makespan_s > 0) result.aggregate_samples_per_s = samples / result.makespan_s;
+    runtime::summarize_run(result);
     result.peak_live_bytes = peak_live_;
     result.peak_reserved_bytes = peak_held_;
     result.policy_stats = policy_.system_statistics();

@@ -157,6 +157,12 @@ struct completion_metrics {
 };
 [[nodiscard]] completion_metrics completion_metrics_of(const run_result& run);
 
+/// A job's counts and rates from its iteration log: iterations, and iterations and samples per
+/// second from its first start to its end. One definition for real and simulated runs.
+void summarize_rates(job_result& job);
+/// The run's makespan and aggregate samples per second from its jobs (after summarize_rates).
+void summarize_run(run_result& run);
+
 [[nodiscard]] const char* to_string(job_status status);
 [[nodiscard]] const char* to_string(job_kind kind);
 
