@@ -8,7 +8,11 @@ using schedule::decision;
 
 policy_gate::policy_gate(schedule::policy& policy, memory::device_pool& pool,
                          std::size_t expected_jobs, std::chrono::steady_clock::time_point origin)
-    : policy_(policy), pool_(pool), expected_jobs_(expected_jobs), start_(origin) {}
+    : policy_(policy),
+      capabilities_(schedule::capabilities_of(policy)),
+      pool_(pool),
+      expected_jobs_(expected_jobs),
+      start_(origin) {}
 
 double policy_gate::now() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -70,16 +74,26 @@ double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
   TANDEM_EXPECTS(present_.contains(job), usage_error,
                  "job " + std::to_string(job) + " reached a group boundary before it arrived");
   TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use wait_for_start");
-  policy_.on_group_end(job, group - 1, now());
+  if (capabilities_.groups != nullptr) capabilities_.groups->on_group_end(job, group - 1, now());
   notify_locked();
   return wait_locked(
-      lock, job, [&] { return policy_.may_enter_group(job, group, now()); },
-      [&] { policy_.on_group_start(job, group, now()); }, false);
+      lock, job,
+      [&] {
+        return capabilities_.groups != nullptr
+                   ? capabilities_.groups->may_enter_group(job, group, now())
+                   : decision::start();
+      },
+      [&] {
+        if (capabilities_.groups != nullptr)
+          capabilities_.groups->on_group_start(job, group, now());
+      },
+      false);
 }
 
 std::vector<std::size_t> policy_gate::group_boundaries(memory::job_id job) {
   std::lock_guard lock(mutex_);
-  return policy_.group_boundaries(job);
+  return capabilities_.groups != nullptr ? capabilities_.groups->group_boundaries(job)
+                                         : std::vector<std::size_t>{};
 }
 
 double policy_gate::wait_locked(std::unique_lock<std::mutex>& lock, memory::job_id job,
@@ -164,7 +178,9 @@ std::vector<double> policy_gate::switch_samples() const {
 
 std::string policy_gate::waiting_reason(memory::job_id job) const {
   std::lock_guard lock(mutex_);
-  return present_.contains(job) ? policy_.waiting_reason(job) : std::string();
+  return present_.contains(job) && capabilities_.reasons != nullptr
+             ? capabilities_.reasons->waiting_reason(job)
+             : std::string();
 }
 
 latency_summary policy_gate::switch_latency() const {
@@ -178,7 +194,12 @@ void policy_gate::notify_locked(std::optional<memory::job_id> switch_from) {
 }
 
 void policy_gate::apply_limits_locked() {
-  for (const auto id : present_) pool_.set_job_limit(id, policy_.memory_limit(id).value_or(0));
+  for (const auto id : present_) {
+    const auto limit = capabilities_.partitions != nullptr
+                           ? capabilities_.partitions->memory_limit(id)
+                           : std::optional<std::size_t>();
+    pool_.set_job_limit(id, limit.value_or(0));
+  }
 }
 
 bool policy_gate::stalled_locked() const {

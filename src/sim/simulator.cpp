@@ -9,7 +9,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/workload_policy.hpp"
-#include "tandem/schedule/borrow_arbiter.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 
 namespace tandem::sim {
 namespace {
@@ -139,7 +139,7 @@ class engine final : public schedule::progress_source {
         schedule_(std::move(budget_schedule)),
         options_(options),
         random_(options.seed),
-        arbiter_(dynamic_cast<schedule::borrow_arbiter*>(&policy)) {
+        capabilities_(schedule::capabilities_of(policy)) {
     prepared_.reserve(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const auto& job = jobs[i];
@@ -182,7 +182,7 @@ class engine final : public schedule::progress_source {
   }
 
   runtime::run_result run() {
-    policy_.set_progress_source(this);
+    if (capabilities_.progress != nullptr) capabilities_.progress->set_progress_source(this);
     while (!all_done()) {
       const double next = next_event_time();
       if (next == never) {
@@ -190,13 +190,13 @@ class engine final : public schedule::progress_source {
         break;
       }
       if (next > options_.horizon_s) {
-        policy_.set_progress_source(nullptr);
+        if (capabilities_.progress != nullptr) capabilities_.progress->set_progress_source(nullptr);
         throw config_error(past_horizon());
       }
       advance_to(next);
       handle_events();
     }
-    policy_.set_progress_source(nullptr);
+    if (capabilities_.progress != nullptr) capabilities_.progress->set_progress_source(nullptr);
     return summarize();
   }
 
@@ -361,8 +361,10 @@ class engine final : public schedule::progress_source {
   /// started.
   bool ask(job_run& run) {
     const bool at_group = run.now == stage::at_group;
-    const auto verdict = at_group ? policy_.may_enter_group(run.id, run.next_group + 1, now_)
-                                  : policy_.may_start(run.id, now_);
+    // A job stops at a group only where the policy's group_boundaries put one: it has groups.
+    const auto verdict =
+        at_group ? capabilities_.groups->may_enter_group(run.id, run.next_group + 1, now_)
+                 : policy_.may_start(run.id, now_);
     if (verdict.what == decision::verdict::wait_until) {
       run.wake_at = std::max(verdict.until_s, now_ + 1e-9);
       return false;
@@ -375,7 +377,7 @@ class engine final : public schedule::progress_source {
     if (at_group) {
       ++run.next_group;
       run.now = stage::running;
-      policy_.on_group_start(run.id, run.next_group, now_);
+      capabilities_.groups->on_group_start(run.id, run.next_group, now_);
       return true;
     }
     policy_.on_iteration_start(run.id, now_);
@@ -412,7 +414,10 @@ class engine final : public schedule::progress_source {
     run.group_starts.clear();
     run.next_group = 0;
     const auto& allocation_at = run.prepared->allocation_at;
-    for (const auto ordinal : policy_.group_boundaries(run.id)) {
+    const auto boundaries = capabilities_.groups != nullptr
+                                ? capabilities_.groups->group_boundaries(run.id)
+                                : std::vector<std::size_t>{};
+    for (const auto ordinal : boundaries) {
       if (ordinal >= allocation_at.size()) break;
       run.group_starts.push_back(allocation_at[ordinal]);
     }
@@ -426,7 +431,7 @@ class engine final : public schedule::progress_source {
     if (run.next_group < run.group_starts.size() &&
         reached(run.position, run.group_starts[run.next_group])) {
       run.position = run.group_starts[run.next_group];
-      policy_.on_group_end(run.id, run.next_group, now_);
+      capabilities_.groups->on_group_end(run.id, run.next_group, now_);
       run.now = stage::at_group;
       run.asked_at = now_;
       run.wake_at = never;
@@ -456,8 +461,9 @@ class engine final : public schedule::progress_source {
     run.observed.duration_s = now_ - run.iteration_start;
     schedule::iteration_report report{
         run.iteration_start, now_, run.profile().peak_live_bytes, std::move(run.observed),
-        policy_.wants_memory_events() ? run.prepared->memory
-                                      : std::vector<schedule::memory_event>{}};
+        capabilities_.groups != nullptr && capabilities_.groups->wants_memory_events()
+            ? run.prepared->memory
+            : std::vector<schedule::memory_event>{}};
     run.result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
     policy_.on_iteration_end(run.id, report, now_);
     record(run, "iteration_end");
@@ -477,15 +483,17 @@ class engine final : public schedule::progress_source {
   /// Takes `bytes` of regions for `run`, blocks it when the policy's arbiter makes it wait (and
   /// `may_wait`), or fails it as the pool would.
   taken take(job_run& run, std::size_t bytes, bool may_wait) {
-    const auto limit = policy_.memory_limit(run.id);
+    const auto limit = capabilities_.partitions != nullptr
+                           ? capabilities_.partitions->memory_limit(run.id)
+                           : std::optional<std::size_t>();
     if (limit && run.held + bytes > *limit) {
       out_of_memory(run, bytes,
                     "its own limit of " + format_bytes(*limit) + " (policy '" +
                         std::string(policy_.name()) + "')");
       return taken::failed;
     }
-    if (arbiter_ != nullptr && !arbiter_->try_reserve(run.id, bytes)) {
-      if (may_wait && arbiter_->worth_waiting(run.id)) {
+    if (capabilities_.borrows != nullptr && !capabilities_.borrows->try_reserve(run.id, bytes)) {
+      if (may_wait && capabilities_.borrows->worth_waiting(run.id)) {
         if (run.now != stage::blocked) run.blocked_order = next_blocked_order_++;
         run.now = stage::blocked;
         return taken::waiting;
@@ -499,7 +507,7 @@ class engine final : public schedule::progress_source {
     }
     const auto system = held_total_;
     if (!device_.unified_memory && system + bytes > budget_) {
-      if (arbiter_ != nullptr) arbiter_->cancel(run.id, bytes);
+      if (capabilities_.borrows != nullptr) capabilities_.borrows->cancel(run.id, bytes);
       out_of_memory(run, bytes,
                     "the budget of " + format_bytes(budget_) + ", with " +
                         format_bytes(system - run.held) + " held by other jobs");
@@ -516,8 +524,8 @@ class engine final : public schedule::progress_source {
     bytes = std::min(bytes, run.held);
     run.held -= bytes;
     held_total_ -= bytes;
-    if (arbiter_ != nullptr && bytes > 0) {
-      arbiter_->returned(run.id, bytes);
+    if (capabilities_.borrows != nullptr && bytes > 0) {
+      capabilities_.borrows->returned(run.id, bytes);
       returns_since_retry_ = true;
     }
   }
@@ -636,7 +644,8 @@ class engine final : public schedule::progress_source {
         job.iterations_per_s = static_cast<double>(job.iterations) / span;
         job.samples_per_s = job.iterations_per_s * static_cast<double>(job.batch_size);
       }
-      job.policy_stats = policy_.job_statistics(run.id);
+      if (capabilities_.statistics != nullptr)
+        job.policy_stats = capabilities_.statistics->job_statistics(run.id);
       result.makespan_s = std::max(result.makespan_s, job.end_s);
       samples += static_cast<double>(job.iterations * job.batch_size);
       result.jobs.push_back(std::move(job));
@@ -644,7 +653,8 @@ class engine final : public schedule::progress_source {
     if (result.makespan_s > 0) result.aggregate_samples_per_s = samples / result.makespan_s;
     result.peak_live_bytes = peak_live_;
     result.peak_reserved_bytes = peak_held_;
-    result.policy_stats = policy_.system_statistics();
+    if (capabilities_.statistics != nullptr)
+      result.policy_stats = capabilities_.statistics->system_statistics();
     return result;
   }
 
@@ -668,7 +678,8 @@ class engine final : public schedule::progress_source {
   double now_ = 0;
   std::size_t peak_held_ = 0;
   std::size_t peak_live_ = 0;
-  schedule::borrow_arbiter* arbiter_;  ///< the policy as a judge of borrows; nullptr: none
+  /// The policy's optional capabilities (a judge of borrows, groups...), found once.
+  const schedule::policy_capabilities capabilities_;
   std::uint64_t next_blocked_order_ = 0;
   bool returns_since_retry_ = false;  ///< regions came back since blocked jobs last asked
 };

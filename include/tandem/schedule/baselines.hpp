@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 
+#include "tandem/schedule/memory_partitioning.hpp"
 #include "tandem/schedule/policy.hpp"
 
 namespace tandem::schedule {
@@ -54,7 +55,7 @@ class spatial_policy final : public policy {
   [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
 };
 
-class static_partition_policy final : public policy {
+class static_partition_policy final : public policy, public memory_partitioning {
  public:
   /// `budget_bytes` is split equally among `expected_jobs` (at least 1) fixed partitions.
   static_partition_policy(std::size_t budget_bytes, std::size_t expected_jobs);

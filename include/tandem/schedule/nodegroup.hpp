@@ -42,9 +42,12 @@
 #include <vector>
 
 #include "tandem/schedule/counter_barrier.hpp"
+#include "tandem/schedule/group_gating.hpp"
 #include "tandem/schedule/node_groups.hpp"
 #include "tandem/schedule/pairing.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/reads_progress.hpp"
+#include "tandem/schedule/reports_statistics.hpp"
 
 namespace tandem::schedule {
 
@@ -67,7 +70,10 @@ struct nodegroup_job_stats {
   double barrier_wait_s = 0;        ///< time spent ready at a boundary before its step
 };
 
-class nodegroup_policy final : public policy {
+class nodegroup_policy final : public policy,
+                               public group_gating,
+                               public reads_progress,
+                               public reports_statistics {
  public:
   nodegroup_policy(std::size_t budget_bytes, nodegroup_options options = {});
 
@@ -78,14 +84,18 @@ class nodegroup_policy final : public policy {
   void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
   void on_budget_change(std::size_t budget_bytes, double now_s) override;
   [[nodiscard]] decision may_start(job_id job, double now_s) override;
+
+  // reads_progress
   void set_progress_source(const progress_source* source) override { progress_ = source; }
 
+  // group_gating
   [[nodiscard]] bool wants_memory_events() const override { return true; }
   [[nodiscard]] std::vector<std::size_t> group_boundaries(job_id job) const override;
   void on_group_end(job_id job, std::size_t group, double now_s) override;
   [[nodiscard]] decision may_enter_group(job_id job, std::size_t group, double now_s) override;
   void on_group_start(job_id job, std::size_t group, double now_s) override;
 
+  // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
 

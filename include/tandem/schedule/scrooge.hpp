@@ -38,6 +38,7 @@
 #include "tandem/schedule/borrow_arbiter.hpp"
 #include "tandem/schedule/iteration_claims.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/reports_statistics.hpp"
 #include "tandem/schedule/time_shift.hpp"
 
 namespace tandem::schedule {
@@ -58,7 +59,7 @@ struct scrooge_job_stats {
   std::int64_t borrow_waits = 0;   ///< region borrows refused mid-iteration (the job waited)
 };
 
-class scrooge_policy final : public policy, public borrow_arbiter {
+class scrooge_policy final : public policy, public borrow_arbiter, public reports_statistics {
  public:
   scrooge_policy(std::size_t budget_bytes, scrooge_options options = {});
 
@@ -76,6 +77,7 @@ class scrooge_policy final : public policy, public borrow_arbiter {
   void returned(job_id job, std::size_t bytes) override;
   [[nodiscard]] bool worth_waiting(job_id job) override;
 
+  // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
 
