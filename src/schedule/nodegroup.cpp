@@ -1,6 +1,7 @@
 #include "tandem/schedule/nodegroup.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "tandem/common/error.hpp"
@@ -24,6 +25,34 @@ std::vector<group_need> needs_of(const iteration_partition& partition) {
 }
 
 }  // namespace
+
+const option_table<nodegroup_options>& nodegroup_options::table() {
+  static const auto table =
+      option_table<nodegroup_options>("nodegroup")
+          .bind("split_mib", &nodegroup_options::split_bytes, {.least = 0, .most = 1024 * 1024},
+                "MiB",
+                "net allocation per node group; 0: a quarter of the job's transient peak, at "
+                "least its largest allocation",
+                static_cast<double>(MiB))
+          .bind("groups_per_phase", &nodegroup_options::groups_per_phase,
+                {.least = 1, .most = 1024}, "", "node groups per phase for the automatic split")
+          .bind("streams", &nodegroup_options::streams, {.least = 1, .most = 1024}, "",
+                "node groups that run at once in a step (Waterwave: 2)")
+          .bind("profile_iterations", &nodegroup_options::profile_iterations,
+                {.least = 1, .most = 1e6}, "",
+                "solo iterations that measure a job before its iteration is cut into groups");
+  return table;
+}
+
+policy_entry nodegroup_entry() {
+  return {"nodegroup",
+          "Waterwave's NodeGroup pipeline: iterations cut into node groups, run in steps that "
+          "pair one job's freeing groups with another's allocating ones",
+          nodegroup_options::table().specs(), [](const policy_context& context) {
+            return std::make_unique<nodegroup_policy>(
+                context.budget_bytes, nodegroup_options::table().parse(context.options));
+          }};
+}
 
 nodegroup_policy::nodegroup_policy(std::size_t budget_bytes, nodegroup_options options)
     : budget_(budget_bytes), options_(options) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <tuple>
 
 #include "tandem/common/error.hpp"
@@ -40,6 +41,27 @@ std::string_view to_string(salus_discipline discipline) {
       return "fair";
   }
   return "salus";
+}
+
+policy_entry salus_entry(salus_discipline discipline) {
+  const auto description = [&]() -> std::string {
+    switch (discipline) {
+      case salus_discipline::srtf:
+        return "Salus's shortest remaining time first: one lane, preemptive at iteration "
+               "boundaries";
+      case salus_discipline::pack:
+        return "Salus's PACK: as many lanes as fit; a lane's first job runs until it leaves";
+      case salus_discipline::fair:
+        return "Salus's FAIR: lanes as pack; within a lane the least device time goes next";
+    }
+    return {};
+  }();
+  return {std::string(to_string(discipline)),
+          description,
+          {},
+          [discipline](const policy_context& context) {
+            return std::make_unique<salus_policy>(context.budget_bytes, discipline);
+          }};
 }
 
 salus_policy::salus_policy(std::size_t budget_bytes, salus_discipline discipline)

@@ -2,11 +2,39 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 
 namespace tandem::schedule {
+
+const option_table<scrooge_options>& scrooge_options::table() {
+  static const auto table =
+      option_table<scrooge_options>("scrooge")
+          .bind("ramp_start", &scrooge_options::ramp_start,
+                {.least = 0, .most = 1, .above_least = true}, "",
+                "fraction of the budget the TimeShift plans with at first; 1 turns the ramp off")
+          .bind("ramp_iterations", &scrooge_options::ramp_iterations, {.least = 0, .most = 1e9}, "",
+                "informed iterations over which the planned budget rises to the whole budget "
+                "(0: no ramp)")
+          .bind("fallback_threshold", &scrooge_options::fallback_threshold,
+                {.least = 0, .above_least = true}, "",
+                "how much more than predicted an iteration may hold at its peak (0.25: 25%) "
+                "before its job runs alone until predictions hold again");
+  return table;
+}
+
+policy_entry scrooge_entry() {
+  return {"scrooge",
+          "Zico's scheduler: an iteration starts at the smallest TimeShift that keeps the "
+          "predicted sum of all jobs' region curves under the budget; every region borrow is "
+          "checked so that all running iterations can still finish",
+          scrooge_options::table().specs(), [](const policy_context& context) {
+            return std::make_unique<scrooge_policy>(
+                context.budget_bytes, scrooge_options::table().parse(context.options));
+          }};
+}
 
 scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options)
     : budget_(budget_bytes), options_(options), claims_(budget_bytes) {

@@ -16,6 +16,7 @@
 
 #include "tandem/schedule/memory_partitioning.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
 
 namespace tandem::schedule {
 
@@ -71,5 +72,13 @@ class static_partition_policy final : public policy, public memory_partitioning 
   std::size_t expected_jobs_;
   std::map<job_id, std::size_t> partitions_;
 };
+
+// The baselines in the registry (registry.hpp); none takes options.
+[[nodiscard]] policy_entry exclusive_entry();
+[[nodiscard]] policy_entry temporal_entry();
+[[nodiscard]] policy_entry spatial_entry();
+[[nodiscard]] policy_entry static_entry();
+/// Salus's FIFO is the exclusive baseline: jobs in arrival order, one at a time (Salus §5.1).
+[[nodiscard]] policy_entry fifo_entry();
 
 }  // namespace tandem::schedule

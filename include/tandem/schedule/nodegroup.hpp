@@ -46,6 +46,8 @@
 #include "tandem/schedule/node_groups.hpp"
 #include "tandem/schedule/pairing.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
+#include "tandem/schedule/policy_options.hpp"
 #include "tandem/schedule/reads_progress.hpp"
 #include "tandem/schedule/reports_statistics.hpp"
 
@@ -56,6 +58,9 @@ struct nodegroup_options {
   std::size_t groups_per_phase = 4;  ///< for the automatic split
   std::size_t streams = 2;           ///< groups that run at once in a step (Waterwave: 2)
   std::int64_t profile_iterations = 2;  ///< solo iterations before partitioning (>= 1)
+
+  /// These fields as options by name (workload files, --set): ranges, defaults, help.
+  [[nodiscard]] static const option_table<nodegroup_options>& table();
 };
 
 struct nodegroup_job_stats {
@@ -155,5 +160,8 @@ class nodegroup_policy final : public policy,
   std::size_t forced_steps_ = 0;
   std::size_t grants_ = 0;  ///< group entries granted over all steps
 };
+
+/// nodegroup in the registry (registry.hpp).
+[[nodiscard]] policy_entry nodegroup_entry();
 
 }  // namespace tandem::schedule

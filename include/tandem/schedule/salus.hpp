@@ -45,6 +45,7 @@
 #include "tandem/schedule/explains_waiting.hpp"
 #include "tandem/schedule/lanes.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
 #include "tandem/schedule/reports_statistics.hpp"
 
 namespace tandem::schedule {
@@ -143,5 +144,8 @@ class salus_policy final : public policy, public explains_waiting, public report
   std::int64_t probes_ = 0;
   std::int64_t reorganizations_ = 0;
 };
+
+/// One discipline in the registry (registry.hpp), under its name; none takes options.
+[[nodiscard]] policy_entry salus_entry(salus_discipline discipline);
 
 }  // namespace tandem::schedule

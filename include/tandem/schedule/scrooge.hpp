@@ -38,6 +38,8 @@
 #include "tandem/schedule/borrow_arbiter.hpp"
 #include "tandem/schedule/iteration_claims.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
+#include "tandem/schedule/policy_options.hpp"
 #include "tandem/schedule/reports_statistics.hpp"
 #include "tandem/schedule/time_shift.hpp"
 
@@ -47,6 +49,9 @@ struct scrooge_options {
   double ramp_start = 0.8;            ///< fraction of the budget predictions start with, (0, 1]
   std::int64_t ramp_iterations = 10;  ///< informed iterations to reach the whole budget (0: none)
   double fallback_threshold = 0.25;   ///< relative miss of the peak that triggers fallback
+
+  /// These fields as options by name (workload files, --set): ranges, defaults, help.
+  [[nodiscard]] static const option_table<scrooge_options>& table();
 };
 
 struct scrooge_job_stats {
@@ -133,5 +138,8 @@ class scrooge_policy final : public policy, public borrow_arbiter, public report
   iteration_claims claims_;                      // guarded by claims_mutex_
   std::map<job_id, std::int64_t> borrow_waits_;  // refusals so far by job; guarded likewise
 };
+
+/// scrooge in the registry (registry.hpp).
+[[nodiscard]] policy_entry scrooge_entry();
 
 }  // namespace tandem::schedule
