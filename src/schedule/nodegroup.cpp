@@ -6,6 +6,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/schedule/admission.hpp"
 
 namespace tandem::schedule {
 
@@ -235,17 +236,18 @@ bool nodegroup_policy::needs_solo_fallback(job_id id, const job_state& job) cons
 }
 
 bool nodegroup_policy::admits(job_id newcomer) const {
-  // Its first grant builds it and runs an iteration whose peak nobody knows yet: admitted while
-  // what the others hold leaves room for the largest peak seen among them (as scrooge admits).
-  // Held back, it holds nobody up; as jobs leave, room appears.
-  std::size_t held = 0;
-  std::size_t largest_peak = 0;
+  // Its first grant builds it and runs an iteration whose peak nobody knows yet: the shared rule
+  // (admission.hpp) over what the others hold now, as the progress source says. Held back, it
+  // holds nobody up; as jobs leave, room appears.
+  newcomer_admission admission;
   for (const auto& [id, job] : jobs_) {
-    if (id == newcomer) continue;
-    held += held_by(id, job);
-    largest_peak = std::max(largest_peak, job.peak_held);
+    if (id == newcomer) {
+      admission.count_own(job.peak_held);
+      continue;
+    }
+    admission.count(held_by(id, job), job.peak_held);
   }
-  return largest_peak == 0 || held + largest_peak <= budget_;
+  return admission.admits(budget_);
 }
 
 void nodegroup_policy::next_step(double now_s) {

@@ -8,6 +8,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/schedule/admission.hpp"
 
 namespace tandem::schedule {
 
@@ -229,9 +230,8 @@ std::size_t salus_policy::committed_bytes() const {
 
 bool salus_policy::fits_now(const job_state& s) const {
   // Its persistent memory counts once it is built; before, its first iteration builds it.
-  std::size_t need = s.need->ephemeral + (s.built ? 0 : s.need->persistent);
-  const std::size_t committed = committed_bytes();
-  return committed <= budget_ && need <= budget_ - committed;
+  const std::size_t need = s.need->ephemeral + (s.built ? 0 : s.need->persistent);
+  return fits_beside(committed_bytes(), need, budget_);
 }
 
 bool salus_policy::probing(const std::string& signature) const {
@@ -280,7 +280,7 @@ std::optional<job_id> salus_policy::next_solo() const {
     } else if (s->built && !lane_can_start) {
       // Built but without a lane, and no lane left to wait for: alone, beside every job's
       // persistent memory. While a lane's job can start it waits to be admitted when one leaves.
-      if (resident <= budget_ && s->need->ephemeral <= budget_ - resident) return s->info.id;
+      if (fits_beside(resident, s->need->ephemeral, budget_)) return s->info.id;
     }
   }
   return std::nullopt;
@@ -341,7 +341,7 @@ void salus_policy::admit_waiting() {
     auto& s = jobs_.at(id);
     if (s.laned || !s.need || s.running) continue;
     const memory_need need = *s.need;
-    if (need.persistent > budget_ || need.ephemeral > budget_ - need.persistent) {
+    if (!fits_beside(need.persistent, need.ephemeral, budget_)) {
       s.impossible = true;
       continue;
     }

@@ -6,6 +6,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/schedule/admission.hpp"
 
 namespace tandem::schedule {
 
@@ -94,18 +95,20 @@ bool scrooge_policy::someone_runs_alone() const {
 
 bool scrooge_policy::admits(job_id job) const {
   std::lock_guard lock(claims_mutex_);
-  std::size_t held = 0;
-  std::size_t largest_peak = 0;
+  newcomer_admission admission;
   for (const auto& [id, other] : jobs_) {
-    if (id == job) continue;
+    const std::size_t peak = other.profile ? other.profile->peak : 0;
+    if (id == job) {
+      admission.count_own(peak);
+      continue;
+    }
     // What each holds between iterations: a running job's transient regions do not count.
     // Between iterations: what it was seen to hold, or its profile's end when the driver has not
     // reported its borrows (a driver without the arbiter, a unit test).
     const std::size_t at_end = other.profile ? other.profile->curve.held_at_end() : 0;
-    held += other.running ? at_end : std::max(at_end, claims_.held(id));
-    if (other.profile) largest_peak = std::max(largest_peak, other.profile->peak);
+    admission.count(other.running ? at_end : std::max(at_end, claims_.held(id)), peak);
   }
-  return held == 0 || held + largest_peak <= budget_;
+  return admission.admits(budget_);
 }
 
 decision scrooge_policy::may_start(job_id job, double now_s) {

@@ -28,12 +28,12 @@
 // and it would starve (BERT beside GNMT on the simulated 2080 Ti: 5 GNMT iterations in 60 s
 // before this rule). One that would not fit even so waits for others to leave.
 // Admission: a job not yet built starts (alone) only while the others' holdings leave room for
-// the largest peak among them, as scrooge admits; meanwhile it holds nobody up. Without it, on
-// the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside the
-// resident jobs' holdings (5 of 100 failed).
-// Progress: when the barrier is open, nobody runs and no ready job's group fits, the pipeline's
-// leader goes on alone (counted as a forced step): waiting could not free anything, and the
-// pool's budget still holds (an allocation it cannot meet fails the job, not the budget).
+// the largest peak among them (admission.hpp, shared with scrooge); meanwhile it holds nobody up.
+// Without it, on the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside
+// the resident jobs' holdings (5 of 100 failed). Progress: when the barrier is open, nobody runs
+// and no ready job's group fits, the pipeline's leader goes on alone (counted as a forced step):
+// waiting could not free anything, and the pool's budget still holds (an allocation it cannot meet
+// fails the job, not the budget).
 
 #include <cstddef>
 #include <cstdint>

@@ -110,11 +110,9 @@ class scrooge_policy final : public policy, public borrow_arbiter, public report
   [[nodiscard]] static bool runs_alone(const job_state& state);
   [[nodiscard]] bool anyone_running_except(job_id job) const;
   [[nodiscard]] bool someone_runs_alone() const;
-  /// Admission of a job not yet built (its first iteration builds it and has an unknown peak):
-  /// only while the memory the others hold between iterations leaves room for the largest peak
-  /// among them, so that resident jobs' persistent memory does not crowd out a newcomer
-  /// mid-iteration (or it them). With nobody holding memory a job is always admitted, so
-  /// departures guarantee progress.
+  /// Admission of a job not yet built (its first iteration builds it and has an unknown peak),
+  /// by the shared rule (admission.hpp) over what the others hold between iterations: so that
+  /// resident jobs' persistent memory does not crowd out a newcomer mid-iteration (or it them).
   [[nodiscard]] bool admits(job_id job) const;
   /// Whether `job` has asked to run an iteration alone (profiling or fallback) and will once the
   /// running iterations end: an informed job must not start before it, or it could starve.
