@@ -2,6 +2,7 @@
 
 #include <iomanip>
 #include <ostream>
+#include <string>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"

@@ -1,6 +1,8 @@
 #include "tandem/schedule/policy_options.hpp"
 
+#include <cmath>
 #include <sstream>
+#include <string>
 
 #include "tandem/common/error.hpp"
 

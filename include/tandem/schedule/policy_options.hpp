@@ -5,7 +5,6 @@
 // bad one with words that name the policy, the option, the value and the range, and documents
 // the options (`tandem policies`, the README's table, which a test holds to it).
 
-#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <limits>
