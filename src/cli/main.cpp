@@ -8,6 +8,7 @@
 
 #include "command_line.hpp"
 #include "maxbatch_command.hpp"
+#include "policies_command.hpp"
 #include "pool_demo.hpp"
 #include "sim_command.hpp"
 #if TANDEM_HAVE_TORCH
@@ -122,6 +123,11 @@ int main(int argc, char** argv) {
                    "Largest batch tried (default: doubling until a run fails)")
       ->check(cli::whole_number());
   maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file");
+
+  tandem::cli::policies_command_options policies;
+  auto* policies_cmd = app.add_subcommand(
+      "policies", "List the scheduling policies with what each does and its options");
+  policies_cmd->add_option("policy", policies.only, "Only this policy");
 #if TANDEM_HAVE_TORCH
   tandem::cli::run_command_options run;
   auto* run_cmd = app.add_subcommand(
@@ -214,6 +220,8 @@ int main(int argc, char** argv) {
     } else if (sim_cmd->parsed()) {
       arm_stop("", tandem::signal_stop::mode::immediate);
       status = cli::sim_workload_command(sim, std::cout);
+    } else if (policies_cmd->parsed()) {
+      status = cli::list_policies_command(policies, std::cout);
     } else if (maxbatch_cmd->parsed()) {
       const auto token = arm_stop("stopping the search after the run under way");
       status = cli::maxbatch_command(maxbatch, std::cout, std::cerr, token);

@@ -22,7 +22,7 @@
 #include "tandem/runtime/region_waiter.hpp"
 #include "tandem/runtime/workload_policy.hpp"
 #include "tandem/runtime/workload_validation.hpp"
-#include "tandem/schedule/fails_on_oom.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/torch/cpu_allocator.hpp"
 #include "training_job.hpp"
@@ -192,20 +192,20 @@ run_result run_workload(const workload& spec, const run_options& options) {
   const auto origin = std::chrono::steady_clock::now();  // time zero of every report
   const auto policy = schedule::make_policy(policy_name(spec, options.overrides),
                                             policy_context_of(spec, options.overrides, budget));
-  memory_monitor monitor(options.timeline, origin, options.record_allocations,
-                         policy->wants_memory_events());
+  const auto capabilities = schedule::capabilities_of(*policy);
+  memory_monitor monitor(
+      options.timeline, origin, options.record_allocations,
+      capabilities.groups != nullptr && capabilities.groups->wants_memory_events());
   pool.set_trace_sink(&monitor);
   torch_support::cpu_allocator_scope allocator(pool);
-  policy->set_progress_source(&monitor);
+  if (capabilities.progress != nullptr) capabilities.progress->set_progress_source(&monitor);
   policy_gate gate(*policy, pool, spec.jobs.size(), origin);
   // Memory waits: an allocation the budget refuses waits for returns or a budget change
   // instead of failing, except under the baselines whose point is to fail (spatial, static); a
   // policy that judges region borrows (scrooge) sees every one. Unset before the policy goes:
   // the pool returns regions when it is destroyed.
   std::optional<region_waiter> waiter;
-  if (dynamic_cast<schedule::fails_on_oom*>(policy.get()) == nullptr) {
-    waiter.emplace(dynamic_cast<schedule::borrow_arbiter*>(policy.get()), gate);
-  }
+  if (capabilities.oom_baseline == nullptr) waiter.emplace(capabilities.borrows, gate);
   const borrow_gate_installation installed{pool, waiter ? &*waiter : nullptr};
   detail::training_context context{backend, pool, gate, monitor, options.faults};
   // Runs at once if the stop came already; unregistered (waiting for a call under way) before
@@ -297,12 +297,16 @@ run_result run_workload(const workload& spec, const run_options& options) {
   const auto stats = pool.stats();
   run.peak_live_bytes = stats.peak_live_bytes;
   run.peak_reserved_bytes = stats.peak_reserved_bytes;
-  for (std::size_t j = 0; j < results.size(); ++j) {
-    const auto id = progress[j].job.load();
-    if (id >= 0)
-      results[j].policy_stats = policy->job_statistics(static_cast<schedule::job_id>(id));
+  if (capabilities.statistics != nullptr) {
+    for (std::size_t j = 0; j < results.size(); ++j) {
+      const auto id = progress[j].job.load();
+      if (id >= 0) {
+        results[j].policy_stats =
+            capabilities.statistics->job_statistics(static_cast<schedule::job_id>(id));
+      }
+    }
+    run.policy_stats = capabilities.statistics->system_statistics();
   }
-  run.policy_stats = policy->system_statistics();
   run.switches = gate.switch_latency();
   {
     std::lock_guard lock(warnings_mutex);

@@ -1,6 +1,7 @@
 #include "tandem/schedule/baselines.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "tandem/common/error.hpp"
 
@@ -80,6 +81,46 @@ void static_partition_policy::on_budget_change(std::size_t budget_bytes, double)
 std::optional<std::size_t> static_partition_policy::memory_limit(job_id job) const {
   const auto found = partitions_.find(job);
   return found == partitions_.end() ? std::nullopt : std::optional(found->second);
+}
+
+// registry entries -----------------------------------------------------------------------------
+
+policy_entry exclusive_entry() {
+  return {"exclusive",
+          "one job at a time, in arrival order, to completion (no sharing)",
+          {},
+          [](const policy_context&) { return std::make_unique<exclusive_policy>(); }};
+}
+
+policy_entry temporal_entry() {
+  return {"temporal",
+          "one iteration at a time across jobs, round-robin; every job stays resident",
+          {},
+          [](const policy_context&) { return std::make_unique<temporal_policy>(); }};
+}
+
+policy_entry spatial_entry() {
+  return {"spatial",
+          "every job runs freely on the shared pool (MPS without oversubscription)",
+          {},
+          [](const policy_context&) { return std::make_unique<spatial_policy>(); }};
+}
+
+policy_entry static_entry() {
+  return {"static",
+          "the budget split into equal fixed partitions, one per job (memory fraction / MIG)",
+          {},
+          [](const policy_context& context) {
+            return std::make_unique<static_partition_policy>(context.budget_bytes,
+                                                             context.job_count);
+          }};
+}
+
+policy_entry fifo_entry() {
+  return {"fifo",
+          "Salus's FIFO baseline: the exclusive policy under Salus's name",
+          {},
+          [](const policy_context&) { return std::make_unique<exclusive_policy>("fifo"); }};
 }
 
 }  // namespace tandem::schedule

@@ -1,10 +1,12 @@
 #include "tandem/schedule/nodegroup.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/schedule/admission.hpp"
 
 namespace tandem::schedule {
 
@@ -24,6 +26,34 @@ std::vector<group_need> needs_of(const iteration_partition& partition) {
 }
 
 }  // namespace
+
+const option_table<nodegroup_options>& nodegroup_options::table() {
+  static const auto table =
+      option_table<nodegroup_options>("nodegroup")
+          .bind("split_mib", &nodegroup_options::split_bytes, {.least = 0, .most = 1024 * 1024},
+                "MiB",
+                "net allocation per node group; 0: a quarter of the job's transient peak, at "
+                "least its largest allocation",
+                static_cast<double>(MiB))
+          .bind("groups_per_phase", &nodegroup_options::groups_per_phase,
+                {.least = 1, .most = 1024}, "", "node groups per phase for the automatic split")
+          .bind("streams", &nodegroup_options::streams, {.least = 1, .most = 1024}, "",
+                "node groups that run at once in a step (Waterwave: 2)")
+          .bind("profile_iterations", &nodegroup_options::profile_iterations,
+                {.least = 1, .most = 1e6}, "",
+                "solo iterations that measure a job before its iteration is cut into groups");
+  return table;
+}
+
+policy_entry nodegroup_entry() {
+  return {"nodegroup",
+          "Waterwave's NodeGroup pipeline: iterations cut into node groups, run in steps that "
+          "pair one job's freeing groups with another's allocating ones",
+          nodegroup_options::table().specs(), [](const policy_context& context) {
+            return std::make_unique<nodegroup_policy>(
+                context.budget_bytes, nodegroup_options::table().parse(context.options));
+          }};
+}
 
 nodegroup_policy::nodegroup_policy(std::size_t budget_bytes, nodegroup_options options)
     : budget_(budget_bytes), options_(options) {
@@ -206,17 +236,18 @@ bool nodegroup_policy::needs_solo_fallback(job_id id, const job_state& job) cons
 }
 
 bool nodegroup_policy::admits(job_id newcomer) const {
-  // Its first grant builds it and runs an iteration whose peak nobody knows yet: admitted while
-  // what the others hold leaves room for the largest peak seen among them (as scrooge admits).
-  // Held back, it holds nobody up; as jobs leave, room appears.
-  std::size_t held = 0;
-  std::size_t largest_peak = 0;
+  // Its first grant builds it and runs an iteration whose peak nobody knows yet: the shared rule
+  // (admission.hpp) over what the others hold now, as the progress source says. Held back, it
+  // holds nobody up; as jobs leave, room appears.
+  newcomer_admission admission;
   for (const auto& [id, job] : jobs_) {
-    if (id == newcomer) continue;
-    held += held_by(id, job);
-    largest_peak = std::max(largest_peak, job.peak_held);
+    if (id == newcomer) {
+      admission.count_own(job.peak_held);
+      continue;
+    }
+    admission.count(held_by(id, job), job.peak_held);
   }
-  return largest_peak == 0 || held + largest_peak <= budget_;
+  return admission.admits(budget_);
 }
 
 void nodegroup_policy::next_step(double now_s) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "tandem/common/error.hpp"
-#include "tandem/schedule/fails_on_oom.hpp"
 
 namespace tandem::schedule {
 
@@ -13,8 +12,7 @@ policy_driver::policy_driver(policy& policy, const driver_clock& clock, std::siz
       clock_(clock),
       expected_jobs_(expected_jobs),
       limits_(std::move(limits)),
-      arbiter_(dynamic_cast<borrow_arbiter*>(&policy)),
-      fails_on_oom_(dynamic_cast<fails_on_oom*>(&policy) != nullptr) {}
+      capabilities_(capabilities_of(policy)) {}
 
 void policy_driver::set_budget_schedule(std::vector<budget_change> changes, budget_sink sink) {
   std::stable_sort(changes.begin(), changes.end(),
@@ -41,11 +39,11 @@ std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_change
 }
 
 bool policy_driver::worth_waiting_for_memory(job_id job) const {
-  if (fails_on_oom_) return false;
+  if (capabilities_.oom_baseline != nullptr) return false;
   // A change still to come may raise the budget.
   if (next_change_ < schedule_.size()) return true;
   // The policy that judges borrows knows best whether the others will move.
-  if (arbiter_ != nullptr) return arbiter_->worth_waiting(job);
+  if (capabilities_.borrows != nullptr) return capabilities_.borrows->worth_waiting(job);
   // Another running iteration that waits neither for regions nor for an event (at a group
   // barrier) will return regions when it ends.
   const bool someone_moves = std::any_of(running_.begin(), running_.end(), [&](job_id other) {
@@ -118,7 +116,8 @@ void policy_driver::request_group(job_id job, std::size_t group) {
   TANDEM_EXPECTS(present_.contains(job), usage_error,
                  "job " + std::to_string(job) + " reached a group boundary before it arrived");
   TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use request_start");
-  policy_.on_group_end(job, group - 1, now());
+  // Only a policy with groups puts a job at a group boundary.
+  if (capabilities_.groups != nullptr) capabilities_.groups->on_group_end(job, group - 1, now());
   waiting_[job] = {group, next_order_++, now(), std::nullopt};
   event();  // a group's end is an event (others at the barrier ask again), this job included
 }
@@ -193,8 +192,10 @@ void policy_driver::ask_in_order(const std::function<bool(const wait&)>& which) 
 bool policy_driver::ask(job_id job) {
   auto& w = waiting_.at(job);
   const double t = now();
-  const auto verdict =
-      w.group == 0 ? policy_.may_start(job, t) : policy_.may_enter_group(job, w.group, t);
+  const auto verdict = w.group == 0 ? policy_.may_start(job, t)
+                       : capabilities_.groups != nullptr
+                           ? capabilities_.groups->may_enter_group(job, w.group, t)
+                           : decision::start();
   switch (verdict.what) {
     case decision::verdict::wait_until:
       // Never a time in the past: the job would be asked again at once, forever.
@@ -216,8 +217,8 @@ bool policy_driver::ask(job_id job) {
   if (group == 0) {
     running_.insert(job);
     policy_.on_iteration_start(job, t);
-  } else {
-    policy_.on_group_start(job, group, t);
+  } else if (capabilities_.groups != nullptr) {
+    capabilities_.groups->on_group_start(job, group, t);
   }
   grants_.push_back(given);
   return true;
@@ -225,7 +226,10 @@ bool policy_driver::ask(job_id job) {
 
 void policy_driver::apply_limits() {
   if (!limits_) return;
-  for (const auto job : present_) limits_(job, policy_.memory_limit(job));
+  for (const auto job : present_) {
+    limits_(job, capabilities_.partitions != nullptr ? capabilities_.partitions->memory_limit(job)
+                                                     : std::nullopt);
+  }
 }
 
 bool policy_driver::stalled() const {

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <tuple>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/schedule/admission.hpp"
 
 namespace tandem::schedule {
 
@@ -40,6 +42,27 @@ std::string_view to_string(salus_discipline discipline) {
       return "fair";
   }
   return "salus";
+}
+
+policy_entry salus_entry(salus_discipline discipline) {
+  const auto description = [&]() -> std::string {
+    switch (discipline) {
+      case salus_discipline::srtf:
+        return "Salus's shortest remaining time first: one lane, preemptive at iteration "
+               "boundaries";
+      case salus_discipline::pack:
+        return "Salus's PACK: as many lanes as fit; a lane's first job runs until it leaves";
+      case salus_discipline::fair:
+        return "Salus's FAIR: lanes as pack; within a lane the least device time goes next";
+    }
+    return {};
+  }();
+  return {std::string(to_string(discipline)),
+          description,
+          {},
+          [discipline](const policy_context& context) {
+            return std::make_unique<salus_policy>(context.budget_bytes, discipline);
+          }};
 }
 
 salus_policy::salus_policy(std::size_t budget_bytes, salus_discipline discipline)
@@ -209,9 +232,8 @@ std::size_t salus_policy::committed_bytes() const {
 
 bool salus_policy::fits_now(const job_state& s) const {
   // Its persistent memory counts once it is built; before, its first iteration builds it.
-  std::size_t need = s.need->ephemeral + (s.built ? 0 : s.need->persistent);
-  const std::size_t committed = committed_bytes();
-  return committed <= budget_ && need <= budget_ - committed;
+  const std::size_t need = s.need->ephemeral + (s.built ? 0 : s.need->persistent);
+  return fits_beside(committed_bytes(), need, budget_);
 }
 
 bool salus_policy::probing(const std::string& signature) const {
@@ -260,7 +282,7 @@ std::optional<job_id> salus_policy::next_solo() const {
     } else if (s->built && !lane_can_start) {
       // Built but without a lane, and no lane left to wait for: alone, beside every job's
       // persistent memory. While a lane's job can start it waits to be admitted when one leaves.
-      if (resident <= budget_ && s->need->ephemeral <= budget_ - resident) return s->info.id;
+      if (fits_beside(resident, s->need->ephemeral, budget_)) return s->info.id;
     }
   }
   return std::nullopt;
@@ -322,7 +344,7 @@ void salus_policy::admit_waiting() {
     if (s.laned || !s.need || s.running) continue;
     const memory_need need = *s.need;
     const auto exceeds = [&](std::size_t capacity) {
-      return need.persistent > capacity || need.ephemeral > capacity - need.persistent;
+      return !fits_beside(need.persistent, need.ephemeral, capacity);
     };
     s.impossible = exceeds(largest_budget_);
     if (s.impossible) continue;

@@ -2,11 +2,40 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/schedule/admission.hpp"
 
 namespace tandem::schedule {
+
+const option_table<scrooge_options>& scrooge_options::table() {
+  static const auto table =
+      option_table<scrooge_options>("scrooge")
+          .bind("ramp_start", &scrooge_options::ramp_start,
+                {.least = 0, .most = 1, .above_least = true}, "",
+                "fraction of the budget the TimeShift plans with at first; 1 turns the ramp off")
+          .bind("ramp_iterations", &scrooge_options::ramp_iterations, {.least = 0, .most = 1e9}, "",
+                "informed iterations over which the planned budget rises to the whole budget "
+                "(0: no ramp)")
+          .bind("fallback_threshold", &scrooge_options::fallback_threshold,
+                {.least = 0, .above_least = true}, "",
+                "how much more than predicted an iteration may hold at its peak (0.25: 25%) "
+                "before its job runs alone until predictions hold again");
+  return table;
+}
+
+policy_entry scrooge_entry() {
+  return {"scrooge",
+          "Zico's scheduler: an iteration starts at the smallest TimeShift that keeps the "
+          "predicted sum of all jobs' region curves under the budget; every region borrow is "
+          "checked so that all running iterations can still finish",
+          scrooge_options::table().specs(), [](const policy_context& context) {
+            return std::make_unique<scrooge_policy>(
+                context.budget_bytes, scrooge_options::table().parse(context.options));
+          }};
+}
 
 scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options)
     : budget_(budget_bytes),
@@ -70,18 +99,20 @@ bool scrooge_policy::someone_runs_alone() const {
 
 bool scrooge_policy::admits(job_id job) const {
   std::lock_guard lock(claims_mutex_);
-  std::size_t held = 0;
-  std::size_t largest_peak = 0;
+  newcomer_admission admission;
   for (const auto& [id, other] : jobs_) {
-    if (id == job) continue;
+    const std::size_t peak = other.profile ? other.profile->peak : 0;
+    if (id == job) {
+      admission.count_own(peak);
+      continue;
+    }
     // What each holds between iterations: a running job's transient regions do not count.
     // Between iterations: what it was seen to hold, or its profile's end when the driver has not
     // reported its borrows (a driver without the arbiter, a unit test).
     const std::size_t at_end = other.profile ? other.profile->curve.held_at_end() : 0;
-    held += other.running ? at_end : std::max(at_end, claims_.held(id));
-    if (other.profile) largest_peak = std::max(largest_peak, other.profile->peak);
+    admission.count(other.running ? at_end : std::max(at_end, claims_.held(id)), peak);
   }
-  return held == 0 || held + largest_peak <= budget_;
+  return admission.admits(budget_);
 }
 
 decision scrooge_policy::may_start(job_id job, double now_s) {

@@ -9,7 +9,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/workload_policy.hpp"
-#include "tandem/schedule/borrow_arbiter.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 #include "tandem/schedule/policy_driver.hpp"
 
 namespace tandem::sim {
@@ -138,7 +138,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         budget_(device.budget == 0 ? device.capacity : device.budget),
         options_(options),
         random_(options.seed),
-        arbiter_(dynamic_cast<schedule::borrow_arbiter*>(&policy)),
+        capabilities_(schedule::capabilities_of(policy)),
         driver_(policy, *this, jobs.size(),
                 [this](schedule::job_id job, std::optional<std::size_t> limit) {
                   runs_.at(job).limit = limit;
@@ -191,7 +191,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   }
 
   runtime::run_result run() {
-    policy_.set_progress_source(this);
+    if (capabilities_.progress != nullptr) capabilities_.progress->set_progress_source(this);
     while (!all_done()) {
       const double next = next_event_time();
       if (next == never) {
@@ -199,13 +199,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         break;
       }
       if (next > options_.horizon_s) {
-        policy_.set_progress_source(nullptr);
+        if (capabilities_.progress != nullptr) capabilities_.progress->set_progress_source(nullptr);
         throw config_error(past_horizon());
       }
       advance_to(next);
       handle_events();
     }
-    policy_.set_progress_source(nullptr);
+    if (capabilities_.progress != nullptr) capabilities_.progress->set_progress_source(nullptr);
     return summarize();
   }
 
@@ -384,7 +384,10 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.group_starts.clear();
     run.next_group = 0;
     const auto& allocation_at = run.prepared->allocation_at;
-    for (const auto ordinal : policy_.group_boundaries(run.id)) {
+    const auto boundaries = capabilities_.groups != nullptr
+                                ? capabilities_.groups->group_boundaries(run.id)
+                                : std::vector<std::size_t>{};
+    for (const auto ordinal : boundaries) {
       if (ordinal >= allocation_at.size()) break;
       run.group_starts.push_back(allocation_at[ordinal]);
     }
@@ -424,8 +427,9 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.observed.duration_s = now_ - run.iteration_start;
     schedule::iteration_report report{
         run.iteration_start, now_, run.profile().peak_live_bytes, std::move(run.observed),
-        policy_.wants_memory_events() ? run.prepared->memory
-                                      : std::vector<schedule::memory_event>{}};
+        capabilities_.groups != nullptr && capabilities_.groups->wants_memory_events()
+            ? run.prepared->memory
+            : std::vector<schedule::memory_event>{}};
     run.result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
     driver_.finish_iteration(run.id, report);
     record(run, "iteration_end");
@@ -452,11 +456,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
                         std::string(policy_.name()) + "')");
       return taken::failed;
     }
-    const bool reserved = arbiter_ == nullptr || arbiter_->try_reserve(run.id, bytes);
+    const bool reserved =
+        capabilities_.borrows == nullptr || capabilities_.borrows->try_reserve(run.id, bytes);
     const auto system = held_total_;
     const bool fits = device_.unified_memory || system + bytes <= budget_;
     if (!reserved || !fits) {
-      if (reserved && arbiter_ != nullptr) arbiter_->cancel(run.id, bytes);
+      if (reserved && capabilities_.borrows != nullptr)
+        capabilities_.borrows->cancel(run.id, bytes);
       if (driver_.worth_waiting_for_memory(run.id)) {
         if (run.now != stage::blocked) {
           run.blocked_order = next_blocked_order_++;
@@ -467,12 +473,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         run.wanted = bytes;
         return taken::waiting;
       }
-      out_of_memory(run, bytes,
-                    "the budget of " + format_bytes(budget_) + ", with " +
-                        format_bytes(system - run.held) + " held by other jobs" +
-                        (arbiter_ != nullptr ? ", none of which will return any (policy '" +
-                                                   std::string(policy_.name()) + "')"
-                                             : std::string()));
+      out_of_memory(
+          run, bytes,
+          "the budget of " + format_bytes(budget_) + ", with " + format_bytes(system - run.held) +
+              " held by other jobs" +
+              (capabilities_.borrows != nullptr ? ", none of which will return any (policy '" +
+                                                      std::string(policy_.name()) + "')"
+                                                : std::string()));
       return taken::failed;
     }
     run.held += bytes;
@@ -486,8 +493,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     bytes = std::min(bytes, run.held);
     run.held -= bytes;
     held_total_ -= bytes;
-    if (arbiter_ != nullptr && bytes > 0) {
-      arbiter_->returned(run.id, bytes);
+    if (capabilities_.borrows != nullptr && bytes > 0) {
+      capabilities_.borrows->returned(run.id, bytes);
       returns_since_retry_ = true;
     }
   }
@@ -600,13 +607,15 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     for (auto& run : runs_) {
       auto& job = run.result;
       runtime::summarize_rates(job);
-      job.policy_stats = policy_.job_statistics(run.id);
+      if (capabilities_.statistics != nullptr)
+        job.policy_stats = capabilities_.statistics->job_statistics(run.id);
       result.jobs.push_back(std::move(job));
     }
     runtime::summarize_run(result);
     result.peak_live_bytes = peak_live_;
     result.peak_reserved_bytes = peak_held_;
-    result.policy_stats = policy_.system_statistics();
+    if (capabilities_.statistics != nullptr)
+      result.policy_stats = capabilities_.statistics->system_statistics();
     return result;
   }
 
@@ -628,7 +637,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   double now_ = 0;
   std::size_t peak_held_ = 0;
   std::size_t peak_live_ = 0;
-  schedule::borrow_arbiter* arbiter_;  ///< the policy as a judge of borrows; nullptr: none
+  /// The policy's optional capabilities (a judge of borrows, groups...), found once.
+  const schedule::policy_capabilities capabilities_;
   std::uint64_t next_blocked_order_ = 0;
   bool returns_since_retry_ = false;  ///< regions came back since blocked jobs last asked
   schedule::policy_driver driver_;    ///< the contract, shared with the runtime's policy_gate

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tandem/common/error.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 #include "tandem/schedule/registry.hpp"
 
 namespace tandem::schedule {
@@ -102,7 +103,7 @@ TEST(Spatial, AlwaysStarts) {
   arrive(p, 1);
   p.on_iteration_start(0, 0);
   EXPECT_EQ(p.may_start(1, 0), start);
-  EXPECT_FALSE(p.memory_limit(0));
+  EXPECT_EQ(capabilities_of(p).partitions, nullptr) << "no per-job memory limit";
 }
 
 TEST(Static, SplitsTheBudgetIntoFixedPartitions) {

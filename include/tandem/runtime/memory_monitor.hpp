@@ -21,7 +21,7 @@
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/memory/trace.hpp"
 #include "tandem/runtime/results.hpp"
-#include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/reads_progress.hpp"
 #include "tandem/schedule/usage_curve.hpp"
 
 namespace tandem::runtime {
@@ -38,7 +38,7 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   /// time zero of the time_s column.
   /// `record_allocations`: windows also keep every allocation and free (for profiles).
   /// `record_memory_events`: windows keep each allocation and free with the regions held after
-  /// it (for policies that ask: policy::wants_memory_events).
+  /// it (for policies that ask: group_gating::wants_memory_events).
   explicit memory_monitor(
       std::ostream* timeline = nullptr,
       std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now(),

@@ -31,7 +31,7 @@
 
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/runtime/results.hpp"
-#include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 #include "tandem/schedule/policy_driver.hpp"
 
 namespace tandem::runtime {
@@ -111,8 +111,8 @@ class policy_gate {
   /// Their summary: count, mean, percentiles, largest.
   [[nodiscard]] latency_summary switch_latency() const;
 
-  /// Why the policy holds `job` back beyond taking turns (policy::waiting_reason); empty when
-  /// it does not say.
+  /// Why the policy holds `job` back beyond taking turns (explains_waiting::waiting_reason); empty
+  /// when it does not say.
   [[nodiscard]] std::string waiting_reason(memory::job_id job) const;
 
  private:
@@ -133,6 +133,7 @@ class policy_gate {
   void dispatch_locked();
 
   schedule::policy& policy_;
+  const schedule::policy_capabilities capabilities_;  // found once, when the gate is made
   memory::device_pool& pool_;
   const std::chrono::steady_clock::time_point start_;
   wall_clock clock_;

@@ -12,7 +12,7 @@
 
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/runtime/workload.hpp"
-#include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/reports_statistics.hpp"
 
 namespace tandem::runtime {
 

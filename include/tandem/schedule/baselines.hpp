@@ -15,7 +15,9 @@
 #include <set>
 
 #include "tandem/schedule/fails_on_oom.hpp"
+#include "tandem/schedule/memory_partitioning.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
 
 namespace tandem::schedule {
 
@@ -55,7 +57,9 @@ class spatial_policy final : public policy, public fails_on_oom {
   [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
 };
 
-class static_partition_policy final : public policy, public fails_on_oom {
+class static_partition_policy final : public policy,
+                                      public memory_partitioning,
+                                      public fails_on_oom {
  public:
   /// `budget_bytes` is split equally among `expected_jobs` (at least 1) fixed partitions.
   static_partition_policy(std::size_t budget_bytes, std::size_t expected_jobs);
@@ -71,5 +75,13 @@ class static_partition_policy final : public policy, public fails_on_oom {
   std::size_t expected_jobs_;
   std::map<job_id, std::size_t> partitions_;
 };
+
+// The baselines in the registry (registry.hpp); none takes options.
+[[nodiscard]] policy_entry exclusive_entry();
+[[nodiscard]] policy_entry temporal_entry();
+[[nodiscard]] policy_entry spatial_entry();
+[[nodiscard]] policy_entry static_entry();
+/// Salus's FIFO is the exclusive baseline: jobs in arrival order, one at a time (Salus §5.1).
+[[nodiscard]] policy_entry fifo_entry();
 
 }  // namespace tandem::schedule

@@ -2,9 +2,10 @@
 // An optional capability of a policy: it judges every region borrow of the jobs it schedules,
 // not only the starts of their iterations, so that iterations it lets run side by side within
 // the budget can always finish (scrooge; iteration_claims.hpp). A driver discovers it once
-// (dynamic_cast) and then routes every borrow and return through it: the runtime from the pool
-// (memory::borrow_gate), the simulator at each step of a job's region curve. A refused borrow
-// makes the job wait, mid-iteration, until worth_waiting says waiting cannot help.
+// (capabilities_of, policy_capabilities.hpp) and then routes every borrow and return through
+// it: the runtime from the pool (memory::borrow_gate), the simulator at each step of a job's
+// region curve. A refused borrow makes the job wait, mid-iteration, until worth_waiting says
+// waiting cannot help.
 //
 // Thread safety: unlike the policy's other calls, these may come from any thread at any time
 // (the runtime calls them under a job's pool lock); an implementation locks, and never calls

@@ -28,12 +28,12 @@
 // and it would starve (BERT beside GNMT on the simulated 2080 Ti: 5 GNMT iterations in 60 s
 // before this rule). One that would not fit even so waits for others to leave.
 // Admission: a job not yet built starts (alone) only while the others' holdings leave room for
-// the largest peak among them, as scrooge admits; meanwhile it holds nobody up. Without it, on
-// the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside the
-// resident jobs' holdings (5 of 100 failed).
-// Progress: when the barrier is open, nobody runs and no ready job's group fits, the pipeline's
-// leader goes on alone (counted as a forced step): waiting could not free anything, and the
-// pool's budget still holds (an allocation it cannot meet fails the job, not the budget).
+// the largest peak among them (admission.hpp, shared with scrooge); meanwhile it holds nobody up.
+// Without it, on the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside
+// the resident jobs' holdings (5 of 100 failed). Progress: when the barrier is open, nobody runs
+// and no ready job's group fits, the pipeline's leader goes on alone (counted as a forced step):
+// waiting could not free anything, and the pool's budget still holds (an allocation it cannot meet
+// fails the job, not the budget).
 
 #include <cstddef>
 #include <cstdint>
@@ -42,9 +42,14 @@
 #include <vector>
 
 #include "tandem/schedule/counter_barrier.hpp"
+#include "tandem/schedule/group_gating.hpp"
 #include "tandem/schedule/node_groups.hpp"
 #include "tandem/schedule/pairing.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
+#include "tandem/schedule/policy_options.hpp"
+#include "tandem/schedule/reads_progress.hpp"
+#include "tandem/schedule/reports_statistics.hpp"
 
 namespace tandem::schedule {
 
@@ -53,6 +58,9 @@ struct nodegroup_options {
   std::size_t groups_per_phase = 4;  ///< for the automatic split
   std::size_t streams = 2;           ///< groups that run at once in a step (Waterwave: 2)
   std::int64_t profile_iterations = 2;  ///< solo iterations before partitioning (>= 1)
+
+  /// These fields as options by name (workload files, --set): ranges, defaults, help.
+  [[nodiscard]] static const option_table<nodegroup_options>& table();
 };
 
 struct nodegroup_job_stats {
@@ -67,7 +75,10 @@ struct nodegroup_job_stats {
   double barrier_wait_s = 0;        ///< time spent ready at a boundary before its step
 };
 
-class nodegroup_policy final : public policy {
+class nodegroup_policy final : public policy,
+                               public group_gating,
+                               public reads_progress,
+                               public reports_statistics {
  public:
   nodegroup_policy(std::size_t budget_bytes, nodegroup_options options = {});
 
@@ -78,14 +89,18 @@ class nodegroup_policy final : public policy {
   void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
   void on_budget_change(std::size_t budget_bytes, double now_s) override;
   [[nodiscard]] decision may_start(job_id job, double now_s) override;
+
+  // reads_progress
   void set_progress_source(const progress_source* source) override { progress_ = source; }
 
+  // group_gating
   [[nodiscard]] bool wants_memory_events() const override { return true; }
   [[nodiscard]] std::vector<std::size_t> group_boundaries(job_id job) const override;
   void on_group_end(job_id job, std::size_t group, double now_s) override;
   [[nodiscard]] decision may_enter_group(job_id job, std::size_t group, double now_s) override;
   void on_group_start(job_id job, std::size_t group, double now_s) override;
 
+  // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
 
@@ -145,5 +160,8 @@ class nodegroup_policy final : public policy {
   std::size_t forced_steps_ = 0;
   std::size_t grants_ = 0;  ///< group entries granted over all steps
 };
+
+/// nodegroup in the registry (registry.hpp).
+[[nodiscard]] policy_entry nodegroup_entry();
 
 }  // namespace tandem::schedule

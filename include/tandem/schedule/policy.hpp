@@ -12,13 +12,10 @@
 // - Calls are serialized by the driver (one at a time); policies need no locking.
 // - Every decision must eventually let each job start (progress): a policy may delay a job, never
 //   park it forever while it is the only one that can run.
-// - Group gating (Waterwave's NodeGroup; optional for drivers and policies): a policy may cut a
-//   job's iteration into groups, each starting at an allocation. At each iteration start the
-//   driver reads group_boundaries(job), allocation ordinals counted from the iteration's start;
-//   when the job is about to make the allocation at a boundary, the driver makes the memory the
-//   job freed usable (SyncAndCoalesce), reports on_group_end (an event, like an iteration end)
-//   and asks may_enter_group with the same verdicts as may_start. Group 0 is the iteration
-//   itself: may_start opens it, on_iteration_end closes the last group.
+// - Everything only some policies need is an optional capability, one small interface each
+//   (group_gating, memory_partitioning, explains_waiting, reports_statistics, reads_progress,
+//   borrow_arbiter), which a driver discovers once with capabilities_of
+//   (policy_capabilities.hpp). The core below is what every policy answers.
 
 #include <cstddef>
 #include <cstdint>
@@ -82,7 +79,7 @@ struct iteration_report {
   /// policies learn lifespans from. Empty when the driver does not measure it.
   usage_curve held;
   /// Every allocation and free of the iteration in order with the regions held after each,
-  /// when the policy asks for them (policy::wants_memory_events); empty otherwise.
+  /// when the policy asks for them (group_gating::wants_memory_events); empty otherwise.
   std::vector<memory_event> memory;
 };
 
@@ -95,28 +92,6 @@ struct decision {
   static decision wait_until(double time_s) { return {verdict::wait_until, time_s}; }
   static decision wait_for_event() { return {verdict::wait_for_event, 0}; }
   friend bool operator==(const decision&, const decision&) = default;
-};
-
-/// Where a running job is within its iteration, as the driver observes it: the regions it has
-/// taken or returned since the iteration started, and what it holds now.
-struct job_progress_view {
-  std::size_t region_events = 0;
-  std::size_t held_bytes = 0;
-};
-
-/// Lets a memory-aware policy read running jobs' progress when it decides (the runtime's memory
-/// monitor, or the simulator's state). Read-only; called under the driver's serialization.
-class progress_source {
- public:
-  virtual ~progress_source() = default;
-  [[nodiscard]] virtual job_progress_view progress(job_id job) const = 0;
-};
-
-/// A named number a policy reports about its decisions (iterations delayed, seconds shifted...).
-struct policy_statistic {
-  std::string name;
-  double value = 0;
-  friend bool operator==(const policy_statistic&, const policy_statistic&) = default;
 };
 
 class policy {
@@ -134,51 +109,8 @@ class policy {
                                 double /*now_s*/) {}
   virtual void on_budget_change(std::size_t /*budget_bytes*/, double /*now_s*/) {}
 
-  /// Gives the policy a view of running jobs' progress (nullptr: none). Policies that do not
-  /// plan memory ignore it.
-  virtual void set_progress_source(const progress_source* /*source*/) {}
-
   /// May `job` start its next iteration at `now_s`?
   [[nodiscard]] virtual decision may_start(job_id job, double now_s) = 0;
-
-  /// Why `job` is waiting, in words a user can act on (for progress lines and logs), when the
-  /// policy holds it back for a reason beyond taking turns; empty otherwise.
-  [[nodiscard]] virtual std::string waiting_reason(job_id /*job*/) const { return {}; }
-
-  /// What the policy did for `job`, also after it departed; empty for a policy with nothing
-  /// to report. The runtime puts these in the results.
-  [[nodiscard]] virtual std::vector<policy_statistic> job_statistics(job_id /*job*/) const {
-    return {};
-  }
-  /// The same over all jobs.
-  [[nodiscard]] virtual std::vector<policy_statistic> system_statistics() const { return {}; }
-
-  /// Whether iteration reports should carry every allocation and free (iteration_report::
-  /// memory): a cost the driver pays only for policies that learn from them.
-  [[nodiscard]] virtual bool wants_memory_events() const { return false; }
-
-  /// Allocation ordinals within an iteration (ascending, each > 0) at which `job` must ask
-  /// may_enter_group before going on; empty: no gating inside iterations. Read by the driver at
-  /// each iteration start; group k begins at boundaries[k - 1].
-  [[nodiscard]] virtual std::vector<std::size_t> group_boundaries(job_id /*job*/) const {
-    return {};
-  }
-  /// The job finished group `group` of its iteration and waits at the next boundary.
-  virtual void on_group_end(job_id /*job*/, std::size_t /*group*/, double /*now_s*/) {}
-  /// May `job` go on into group `group` (>= 1) of its iteration at `now_s`?
-  [[nodiscard]] virtual decision may_enter_group(job_id /*job*/, std::size_t /*group*/,
-                                                 double /*now_s*/) {
-    return decision::start();
-  }
-  /// The driver let the job into group `group` (after a start verdict).
-  virtual void on_group_start(job_id /*job*/, std::size_t /*group*/, double /*now_s*/) {}
-
-  /// Bytes of regions `job` may hold, when the policy partitions memory (static); empty for no
-  /// per-job limit. Asked after on_arrival and after every budget change.
-  [[nodiscard]] virtual std::optional<std::size_t> memory_limit(job_id job) const {
-    static_cast<void>(job);
-    return std::nullopt;
-  }
 };
 
 }  // namespace tandem::schedule

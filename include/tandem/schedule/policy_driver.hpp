@@ -48,8 +48,8 @@
 #include <string>
 #include <vector>
 
-#include "tandem/schedule/borrow_arbiter.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 
 namespace tandem::schedule {
 
@@ -151,9 +151,7 @@ class policy_driver {
   const driver_clock& clock_;
   const std::size_t expected_jobs_;
   limit_sink limits_;
-  // The policy's optional capabilities, discovered once.
-  borrow_arbiter* arbiter_;
-  bool fails_on_oom_;
+  const policy_capabilities capabilities_;  // the policy's optional ones, found once
 
   std::vector<budget_change> schedule_;  // in time order
   std::size_t next_change_ = 0;

@@ -42,8 +42,11 @@
 #include <string>
 #include <vector>
 
+#include "tandem/schedule/explains_waiting.hpp"
 #include "tandem/schedule/lanes.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
+#include "tandem/schedule/reports_statistics.hpp"
 
 namespace tandem::schedule {
 
@@ -60,7 +63,7 @@ struct salus_job_stats {
   std::int64_t lane_moves = 0;       ///< times it was moved to another lane
 };
 
-class salus_policy final : public policy {
+class salus_policy final : public policy, public explains_waiting, public reports_statistics {
  public:
   salus_policy(std::size_t budget_bytes, salus_discipline discipline);
 
@@ -71,7 +74,9 @@ class salus_policy final : public policy {
   void on_iteration_end(job_id job, const iteration_report& report, double now_s) override;
   void on_budget_change(std::size_t budget_bytes, double now_s) override;
   [[nodiscard]] decision may_start(job_id job, double now_s) override;
+  // explains_waiting
   [[nodiscard]] std::string waiting_reason(job_id job) const override;
+  // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
 
@@ -142,5 +147,8 @@ class salus_policy final : public policy {
   std::int64_t probes_ = 0;
   std::int64_t reorganizations_ = 0;
 };
+
+/// One discipline in the registry (registry.hpp), under its name; none takes options.
+[[nodiscard]] policy_entry salus_entry(salus_discipline discipline);
 
 }  // namespace tandem::schedule

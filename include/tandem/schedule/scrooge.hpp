@@ -38,6 +38,9 @@
 #include "tandem/schedule/borrow_arbiter.hpp"
 #include "tandem/schedule/iteration_claims.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/schedule/policy_entry.hpp"
+#include "tandem/schedule/policy_options.hpp"
+#include "tandem/schedule/reports_statistics.hpp"
 #include "tandem/schedule/time_shift.hpp"
 
 namespace tandem::schedule {
@@ -46,6 +49,9 @@ struct scrooge_options {
   double ramp_start = 0.8;            ///< fraction of the budget predictions start with, (0, 1]
   std::int64_t ramp_iterations = 10;  ///< informed iterations to reach the whole budget (0: none)
   double fallback_threshold = 0.25;   ///< relative miss of the peak that triggers fallback
+
+  /// These fields as options by name (workload files, --set): ranges, defaults, help.
+  [[nodiscard]] static const option_table<scrooge_options>& table();
 };
 
 struct scrooge_job_stats {
@@ -58,7 +64,7 @@ struct scrooge_job_stats {
   std::int64_t borrow_waits = 0;   ///< region borrows refused mid-iteration (the job waited)
 };
 
-class scrooge_policy final : public policy, public borrow_arbiter {
+class scrooge_policy final : public policy, public borrow_arbiter, public reports_statistics {
  public:
   scrooge_policy(std::size_t budget_bytes, scrooge_options options = {});
 
@@ -76,6 +82,7 @@ class scrooge_policy final : public policy, public borrow_arbiter {
   void returned(job_id job, std::size_t bytes) override;
   [[nodiscard]] bool worth_waiting(job_id job) override;
 
+  // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
 
@@ -103,11 +110,9 @@ class scrooge_policy final : public policy, public borrow_arbiter {
   [[nodiscard]] static bool runs_alone(const job_state& state);
   [[nodiscard]] bool anyone_running_except(job_id job) const;
   [[nodiscard]] bool someone_runs_alone() const;
-  /// Admission of a job not yet built (its first iteration builds it and has an unknown peak):
-  /// only while the memory the others hold between iterations leaves room for the largest peak
-  /// among them, so that resident jobs' persistent memory does not crowd out a newcomer
-  /// mid-iteration (or it them). With nobody holding memory a job is always admitted, so
-  /// departures guarantee progress.
+  /// Admission of a job not yet built (its first iteration builds it and has an unknown peak),
+  /// by the shared rule (admission.hpp) over what the others hold between iterations: so that
+  /// resident jobs' persistent memory does not crowd out a newcomer mid-iteration (or it them).
   [[nodiscard]] bool admits(job_id job) const;
   /// Whether `job` has asked to run an iteration alone (profiling or fallback) and will once the
   /// running iterations end: an informed job must not start before it, or it could starve.
@@ -132,5 +137,8 @@ class scrooge_policy final : public policy, public borrow_arbiter {
   iteration_claims claims_;                      // guarded by claims_mutex_
   std::map<job_id, std::int64_t> borrow_waits_;  // refusals so far by job; guarded likewise
 };
+
+/// scrooge in the registry (registry.hpp).
+[[nodiscard]] policy_entry scrooge_entry();
 
 }  // namespace tandem::schedule
