@@ -212,24 +212,25 @@ bool iteration_claims::try_reserve(job_id job, std::size_t bytes) {
 }
 
 void iteration_claims::cancel(job_id job, std::size_t bytes) {
-  const auto found = jobs_.find(job);
-  if (found == jobs_.end()) return;
-  auto& e = found->second;
-  bytes = std::min(bytes, e.held);
-  e.held -= bytes;
-  total_held_ -= bytes;
-  if (e.running && e.events > 0) --e.events;
-  forget_if_gone(found);
+  give_back(job, bytes, false);
 }
 
 void iteration_claims::returned(job_id job, std::size_t bytes) {
+  give_back(job, bytes, true);
+}
+
+void iteration_claims::give_back(job_id job, std::size_t bytes, bool moved_on) {
   const auto found = jobs_.find(job);
   if (found == jobs_.end()) return;
   auto& e = found->second;
   bytes = std::min(bytes, e.held);
   e.held -= bytes;
   total_held_ -= bytes;
-  moved(e);
+  if (moved_on) {
+    moved(e);
+  } else if (e.running && e.events > 0) {
+    --e.events;  // a cancelled borrow never happened
+  }
   forget_if_gone(found);
 }
 

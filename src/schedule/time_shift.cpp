@@ -89,6 +89,7 @@ bool time_shift_solver::build_pieces(double now_s, std::span<const other_job> ot
   runs_.clear();
   std::size_t now_held = 0;
   const other_job* only = nullptr;  // the one job with changes to come, if just one has
+  std::vector<usage_step>::const_iterator only_next;  // and its first step to come
   std::size_t with_changes = 0;
   for (const auto& job : others) {
     if (!job.running || job.curve == nullptr) {
@@ -108,6 +109,7 @@ bool time_shift_solver::build_pieces(double now_s, std::span<const other_job> ot
       now_held += job.curve->held_at(elapsed);
     }
     only = &job;
+    only_next = next;
     ++with_changes;
   }
   piece_start_.assign(1, 0.0);
@@ -123,7 +125,7 @@ bool time_shift_solver::build_pieces(double now_s, std::span<const other_job> ot
   };
   if (with_changes == 1) {  // the usual pair: its steps are the pieces, no merge needed
     const double elapsed = now_s - only->started_s;
-    for (auto step = next_step(*only, elapsed); step != only->curve->steps.end(); ++step) {
+    for (auto step = only_next; step != only->curve->steps.end(); ++step) {
       add(step->at_s - elapsed, step->delta);
     }
     return only_returns;

@@ -109,6 +109,9 @@ class iteration_claims {
   /// budget: the one let through when nobody else can move.
   [[nodiscard]] std::optional<job_id> next_to_insist() const;
   void forget_if_gone(std::map<job_id, entry>::iterator found);
+  /// `bytes` leave `job`'s holdings: returned (`moved_on`, a region move of its iteration) or a
+  /// reservation cancelled (as if never made).
+  void give_back(job_id job, std::size_t bytes, bool moved_on);
 
   std::size_t budget_;
   std::size_t total_held_ = 0;
