@@ -108,8 +108,9 @@ void policy_driver::request_start(job_id job) {
   TANDEM_EXPECTS(!waiting_.contains(job), usage_error,
                  "job " + std::to_string(job) + " asked to start while it waits already");
   waiting_[job] = {0, next_order_++, now(), std::nullopt};
-  // Not an event for the others: only this job's own verdict is new.
-  if (ask(job)) event();
+  // Not an event for the others: only this job's own verdict is new. A start now is no job
+  // switch either: the job did not wait for anyone.
+  if (ask(job, false)) event();
 }
 
 void policy_driver::request_group(job_id job, std::size_t group) {
@@ -179,7 +180,7 @@ void policy_driver::ask_in_order(const std::function<bool(const wait&)>& which) 
     }
     std::sort(order.begin(), order.end());
     for (const auto& [unused, job] : order) {
-      if (waiting_.contains(job) && ask(job)) {
+      if (waiting_.contains(job) && ask(job, true)) {
         granted = true;
         switch_.reset();  // the start is the latest event now
       }
@@ -189,7 +190,7 @@ void policy_driver::ask_in_order(const std::function<bool(const wait&)>& which) 
   asking_ = false;
 }
 
-bool policy_driver::ask(job_id job) {
+bool policy_driver::ask(job_id job, bool after_event) {
   auto& w = waiting_.at(job);
   const double t = now();
   const auto verdict = w.group == 0 ? policy_.may_start(job, t)
@@ -208,7 +209,7 @@ bool policy_driver::ask(job_id job) {
       break;
   }
   grant given{job, w.group, t - w.asked_s, std::nullopt};
-  if (w.group == 0 && switch_ && switch_->from != job && !switch_->counted) {
+  if (after_event && w.group == 0 && switch_ && switch_->from != job && !switch_->counted) {
     given.switch_from_s = switch_->at_s;
     switch_->counted = true;
   }

@@ -142,8 +142,9 @@ class policy_driver {
   /// An event: every waiting job asks again, in order, until a pass grants nobody (a grant is
   /// an event too). `switch_from`: the job whose iteration end or departure this is.
   void event(std::optional<job_id> switch_from = std::nullopt);
-  /// Asks `job`; true when it was granted.
-  bool ask(job_id job);
+  /// Asks `job`; true when it was granted. `after_event`: asked again because of an event
+  /// (a start then may be a job switch), not on its own request.
+  bool ask(job_id job, bool after_event);
   void ask_in_order(const std::function<bool(const wait&)>& which);
   void apply_limits();
 
