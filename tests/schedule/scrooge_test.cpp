@@ -162,17 +162,24 @@ void check_random_shifts(std::uint64_t seed, bool past_peak) {
     const int n_others = 1 + static_cast<int>(rng() % 3);
     std::vector<usage_curve> curves;
     for (int i = 0; i <= n_others; ++i) curves.push_back(random_curve(rng));
+    // Every other trial indexes the curves, as scrooge keeps them (the solver reads an indexed
+    // job's steps in place), and asks with the candidate indexed too.
+    const bool indexed = trial % 2 == 0;
+    std::vector<indexed_curve> indexes(curves.begin(), curves.end());
     std::vector<other_job> others;
     for (int i = 1; i <= n_others; ++i) {
       const bool running = unit(rng) < 0.8;
-      const auto& c = curves[static_cast<std::size_t>(i)];
+      const auto k = static_cast<std::size_t>(i);
+      const auto& c = curves[k];
       const double elapsed = past_peak ? last_rise(c) + (c.duration_s - last_rise(c)) * unit(rng)
                                        : c.duration_s * unit(rng) * 1.1;
-      others.push_back({&c, running || past_peak, 10.0 - elapsed, c.held_at_end()});
+      others.push_back({&c, running || past_peak, 10.0 - elapsed, c.held_at_end(),
+                        indexed ? &indexes[k] : nullptr});
     }
     const auto budget = static_cast<std::size_t>(300 + rng() % 1500);
     time_shift_solver solver;
-    const auto shift = solver.solve(10.0, budget, curves[0], others);
+    const auto shift = indexed ? solver.solve(10.0, budget, indexes[0], others)
+                               : solver.solve(10.0, budget, curves[0], others);
     // Brute force over every candidate: 0 and each allocation just after each return.
     std::vector<double> candidates{0};
     for (const auto& o : others) {
