@@ -22,7 +22,11 @@ const option_table<scrooge_options>& scrooge_options::table() {
           .bind("fallback_threshold", &scrooge_options::fallback_threshold,
                 {.least = 0, .above_least = true}, "",
                 "how much more than predicted an iteration may hold at its peak (0.25: 25%) "
-                "before its job runs alone until predictions hold again");
+                "before its job runs alone until predictions hold again")
+          .bind("claim_margin", &scrooge_options::claim_margin, {.least = 0, .most = 64}, "",
+                "borrows of margin every iteration claims beyond its predicted curve, so that an "
+                "iteration a region larger than the last does not leave co-located ones waiting "
+                "for each other (0: exact claims)");
   return table;
 }
 
@@ -41,7 +45,8 @@ scrooge_policy::scrooge_policy(std::size_t budget_bytes, scrooge_options options
     : budget_(budget_bytes),
       largest_budget_(budget_bytes),
       options_(options),
-      claims_(budget_bytes) {
+      claims_(budget_bytes,
+              static_cast<std::size_t>(std::max<std::int64_t>(options.claim_margin, 0))) {
   TANDEM_EXPECTS(options.ramp_start > 0 && options.ramp_start <= 1, config_error,
                  "scrooge: ramp_start must be in (0, 1], not " +
                      std::to_string(options.ramp_start) + "; 1 turns the ramp off");
@@ -151,9 +156,13 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
   const auto& profile = *state.profile;
   {
     // The hard guarantee first: once started, every running iteration must still be able to
-    // finish in some order. Only an iteration's end or a departure changes that.
+    // finish in some order. Only an iteration's end or a departure changes that. With nobody
+    // else mid-iteration there is no one to finish first: a claim with its margin may not fit
+    // beside the others' idle holdings although the iteration does (it would never start).
     std::lock_guard lock(claims_mutex_);
-    if (!claims_.admits_start(job, profile)) return wait_for_event(state);
+    if (anyone_running_except(job) && !claims_.admits_start(job, profile)) {
+      return wait_for_event(state);
+    }
   }
   others_.clear();
   for (const auto& [id, other] : jobs_) {

@@ -82,6 +82,17 @@ indexed_curve::indexed_curve(usage_curve c) : curve(std::move(c)) {
   }
   peak = std::max(curve.held_at_start, n > 0 ? most_from[0] : 0);
   while (peak_step < n && held_after[peak_step] < peak) ++peak_step;
+  std::size_t smallest_rise = 0;
+  for (const auto& step : curve.steps) {
+    const auto rise = static_cast<std::size_t>(std::max<std::int64_t>(step.delta, 0));
+    if (rise > 0 && (smallest_rise == 0 || rise < smallest_rise)) smallest_rise = rise;
+  }
+  margin_unit = std::min(smallest_rise, (peak - std::min(peak, curve.held_at_start)) / 4);
+  std::size_t lowest = peak;
+  for (std::size_t i = peak_step; i < n; ++i) {
+    lowest = std::min(lowest, held_after[i]);
+    post_peak_rise = std::max(post_peak_rise, held_after[i] - lowest);
+  }
 }
 
 std::size_t indexed_curve::most_held_past_peak_from(std::size_t held) const {

@@ -134,7 +134,8 @@ TEST(Registry, MakesEveryPolicyByNameAndRejectsUnknownOnes) {
 
 TEST(Registry, ScroogeTakesItsOptionsAndRefusesBadOnes) {
   EXPECT_EQ(policy_option_names("scrooge"),
-            (std::vector<std::string>{"ramp_start", "ramp_iterations", "fallback_threshold"}));
+            (std::vector<std::string>{"ramp_start", "ramp_iterations", "fallback_threshold",
+                                      "claim_margin"}));
   EXPECT_EQ(
       make_policy("scrooge", {1000, 2, {{"ramp_start", 0.5}, {"ramp_iterations", 4}}})->name(),
       "scrooge");

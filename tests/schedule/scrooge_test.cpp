@@ -310,7 +310,7 @@ void profile_both(scrooge_policy& policy) {
 }
 
 TEST(Scrooge, InformedDecisionsShiftAnIterationByTheTimeShift) {
-  scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0});
+  scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
   profile_both(policy);
   ASSERT_EQ(policy.may_start(1, 10), decision::start());
   policy.on_iteration_start(1, 10);
@@ -341,7 +341,7 @@ TEST(Scrooge, RegionBorrowsBeyondWhatLetsTheOthersFinishWait) {
   // idle (100): b may start (a can finish first, then b), but b's forward pass may take only
   // what leaves a able to finish: a claims nothing more, so b's first region (to 200) fits,
   // its second would leave 700 - 500 - 300 = -100: refused until a returns.
-  scrooge_policy policy(700, {.ramp_start = 1, .ramp_iterations = 0});
+  scrooge_policy policy(700, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
   policy.on_arrival(job_info::make(1, "a", 0), 0);
   policy.on_arrival(job_info::make(2, "b", 0), 0);
   for (job_id job : {1u, 2u}) {
@@ -394,7 +394,7 @@ TEST(Scrooge, AnIterationAboveItsPredictedPeakFallsBackToRunningAlone) {
 }
 
 TEST(Scrooge, StatisticsOutliveTheJobAndAddUp) {
-  scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0});
+  scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
   profile_both(policy);
   ASSERT_EQ(policy.may_start(1, 10), decision::start());
   policy.on_iteration_start(1, 10);

@@ -29,7 +29,10 @@ using memory::job_id;
 
 class iteration_claims {
  public:
-  explicit iteration_claims(std::size_t budget_bytes) : budget_(budget_bytes) {}
+  /// `margin_borrows`: how many of a curve's largest borrows every claim keeps beyond the curve
+  /// (see claim_of in iteration_claims.cpp); 0 trusts the curves exactly.
+  explicit iteration_claims(std::size_t budget_bytes, std::size_t margin_borrows = 0)
+      : budget_(budget_bytes), margin_borrows_(margin_borrows) {}
 
   void set_budget(std::size_t bytes) { budget_ = bytes; }
   [[nodiscard]] std::size_t budget() const { return budget_; }
@@ -85,14 +88,14 @@ class iteration_claims {
     std::int64_t refusals = 0;
   };
 
-  [[nodiscard]] static std::size_t claim_of(const entry& e);
+  [[nodiscard]] std::size_t claim_of(const entry& e) const;
   /// The most the rest of running iteration `e` (with a curve) holds, judged from where it is.
-  [[nodiscard]] static std::size_t estimate(const entry& e);
+  [[nodiscard]] std::size_t estimate(const entry& e) const;
   /// After a borrow or return of `e`: counts it and lowers the ceiling.
-  static void moved(entry& e);
+  void moved(entry& e) const;
   /// Whether the running iteration `e` (with a curve) is past its predicted peak.
   [[nodiscard]] static bool past_peak(const entry& e);
-  [[nodiscard]] static std::size_t after_of(const entry& e);
+  [[nodiscard]] std::size_t after_of(const entry& e) const;
   /// The banker's test over the running iterations; with `starting`, as if that job had just
   /// started an iteration that `curve` predicts.
   [[nodiscard]] bool safe(std::optional<job_id> starting = std::nullopt,
@@ -114,6 +117,7 @@ class iteration_claims {
   void give_back(job_id job, std::size_t bytes, bool moved_on);
 
   std::size_t budget_;
+  std::size_t margin_borrows_;
   std::size_t total_held_ = 0;
   std::uint64_t next_seniority_ = 0;
   std::int64_t insisted_ = 0;

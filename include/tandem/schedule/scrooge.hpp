@@ -49,6 +49,9 @@ struct scrooge_options {
   double ramp_start = 0.8;            ///< fraction of the budget predictions start with, (0, 1]
   std::int64_t ramp_iterations = 10;  ///< informed iterations to reach the whole budget (0: none)
   double fallback_threshold = 0.25;   ///< relative miss of the peak that triggers fallback
+  /// Borrows of margin in every iteration claim (iteration_claims.hpp): a measured curve
+  /// predicts the next iteration only to within a borrow or so. 0: claims as exact as the curve.
+  std::int64_t claim_margin = 1;
 
   /// These fields as options by name (workload files, --set): ranges, defaults, help.
   [[nodiscard]] static const option_table<scrooge_options>& table();

@@ -60,6 +60,12 @@ struct indexed_curve {
   std::size_t peak = 0;
   std::size_t peak_step = 0;  ///< the first step after which the curve holds its peak
   curve_segments segments;    ///< for the TimeShift of a job about to start
+  /// The largest rise after the peak: how much the curve takes again, past its peak, above the
+  /// lowest it held since the peak (a backward pass that allocates gradients as it frees).
+  std::size_t post_peak_rise = 0;
+  /// A claim's unit of margin: the smallest step that takes regions (a borrow: a region, where
+  /// regions are small against the iteration), at most a quarter of what the iteration takes.
+  std::size_t margin_unit = 0;
 
   explicit indexed_curve(usage_curve c);
   /// The most held at any moment from `offset_s` on (including what is held at offset_s).
