@@ -85,9 +85,9 @@ std::size_t iteration_claims::estimate(const entry& e) const {
   const auto& curve = *e.curve;
   // A measured curve predicts the next iteration only to within a borrow or so (where a block
   // lands, when a region empties): claims keep margin_borrows_ borrows (indexed_curve::
-  // margin_unit) beyond it, so that a peak a region higher than last time does not leave two co-located
-  // iterations waiting for each other (two ResNet-20 at a 28 MiB budget, 2 MiB regions: 7 runs
-  // of 80 lost a job without the margin, none of 80 with one borrow of it).
+  // margin_unit) beyond it, so that a peak a region higher than last time does not leave two
+  // co-located iterations waiting for each other (two ResNet-20 at a 28 MiB budget, 2 MiB regions:
+  // 7 runs of 80 lost a job without the margin, none of 80 with one borrow of it).
   const std::size_t margin = margin_borrows_ * curve.margin_unit;
   if (!past_peak(e)) return curve.peak + margin;
   // Past the peak, the iteration's position is read off the bytes it holds, not off how many
