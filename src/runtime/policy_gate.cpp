@@ -10,9 +10,7 @@ double policy_gate::wall_clock::now() const {
 
 policy_gate::policy_gate(schedule::policy& policy, memory::device_pool& pool,
                          std::size_t expected_jobs, std::chrono::steady_clock::time_point origin)
-    : policy_(policy),
-      capabilities_(schedule::capabilities_of(policy)),
-      pool_(pool),
+    : pool_(pool),
       start_(origin),
       clock_(origin),
       driver_(policy, clock_, expected_jobs,
@@ -84,8 +82,9 @@ double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
 
 std::vector<std::size_t> policy_gate::group_boundaries(memory::job_id job) {
   std::lock_guard lock(mutex_);
-  return capabilities_.groups != nullptr ? capabilities_.groups->group_boundaries(job)
-                                         : std::vector<std::size_t>{};
+  const auto& capabilities = driver_.capabilities();
+  return capabilities.groups != nullptr ? capabilities.groups->group_boundaries(job)
+                                        : std::vector<std::size_t>{};
 }
 
 double policy_gate::wait_for_grant_locked(std::unique_lock<std::mutex>& lock, memory::job_id job) {
@@ -192,9 +191,8 @@ std::vector<double> policy_gate::switch_samples() const {
 
 std::string policy_gate::waiting_reason(memory::job_id job) const {
   std::lock_guard lock(mutex_);
-  return driver_.present(job) && capabilities_.reasons != nullptr
-             ? capabilities_.reasons->waiting_reason(job)
-             : std::string();
+  const auto* reasons = driver_.capabilities().reasons;
+  return driver_.present(job) && reasons != nullptr ? reasons->waiting_reason(job) : std::string();
 }
 
 latency_summary policy_gate::switch_latency() const {

@@ -138,11 +138,11 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         budget_(device.budget == 0 ? device.capacity : device.budget),
         options_(options),
         random_(options.seed),
-        capabilities_(schedule::capabilities_of(policy)),
         driver_(policy, *this, jobs.size(),
                 [this](schedule::job_id job, std::optional<std::size_t> limit) {
                   runs_.at(job).limit = limit;
-                }) {
+                }),
+        capabilities_(driver_.capabilities()) {
     prepared_.reserve(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const auto& job = jobs[i];
@@ -637,12 +637,12 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   double now_ = 0;
   std::size_t peak_held_ = 0;
   std::size_t peak_live_ = 0;
-  /// The policy's optional capabilities (a judge of borrows, groups...), found once.
-  const schedule::policy_capabilities capabilities_;
   std::uint64_t next_blocked_order_ = 0;
   bool returns_since_retry_ = false;  ///< regions came back since blocked jobs last asked
   schedule::policy_driver driver_;    ///< the contract, shared with the runtime's policy_gate
-  bool applying_ = false;             ///< inside apply_grants
+  /// The policy's optional capabilities (a judge of borrows, groups...), as the driver found them.
+  const schedule::policy_capabilities& capabilities_;
+  bool applying_ = false;  ///< inside apply_grants
 };
 
 }  // namespace

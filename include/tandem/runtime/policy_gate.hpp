@@ -132,8 +132,6 @@ class policy_gate {
   /// Takes the driver's grants for their threads and wakes them; closes the gate on a stall.
   void dispatch_locked();
 
-  schedule::policy& policy_;
-  const schedule::policy_capabilities capabilities_;  // found once, when the gate is made
   memory::device_pool& pool_;
   const std::chrono::steady_clock::time_point start_;
   wall_clock clock_;

@@ -94,6 +94,9 @@ class policy_driver {
   std::vector<budget_change> apply_due_budget_changes();
 
   [[nodiscard]] policy& driven() { return policy_; }
+  /// The policy's optional capabilities, found once when the driver was made: executors read
+  /// them here rather than casting again.
+  [[nodiscard]] const policy_capabilities& capabilities() const { return capabilities_; }
   [[nodiscard]] double now() const { return clock_.now(); }
 
   void arrive(const job_info& job);
