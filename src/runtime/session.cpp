@@ -227,11 +227,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
     progress_printer printer(options, spec.jobs, progress, monitor, gate);
     // Budget changes come between arrivals, in time order (equal times: the change first). The
     // driver keeps the schedule, so that memory waits know whether a change is still to come.
-    std::vector<schedule::policy_driver::budget_change> changes;
-    for (const auto& change : spec.device.budget_schedule) {
-      changes.push_back({change.at_s, change.bytes});
-    }
-    gate.set_budget_schedule(std::move(changes));
+    gate.set_budget_schedule(driver_budget_schedule(spec.device.budget_schedule));
     // False when the run was stopped before `time_s`.
     const auto apply_changes_until = [&](double time_s) {
       for (auto next = gate.next_budget_change(); next && *next <= time_s;

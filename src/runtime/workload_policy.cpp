@@ -31,6 +31,15 @@ std::string describe(const option_value& value) {
       value.value);
 }
 
+std::vector<schedule::policy_driver::budget_change> driver_budget_schedule(
+    const std::vector<budget_change>& schedule) {
+  std::vector<schedule::policy_driver::budget_change> changes;
+  for (const auto& change : schedule) {
+    changes.push_back({change.at_s, change.bytes});
+  }
+  return changes;
+}
+
 schedule::job_info job_info_of(const job_spec& job, schedule::job_id id, double arrival_s) {
   schedule::job_info info;
   info.id = id;

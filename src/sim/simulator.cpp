@@ -131,7 +131,7 @@ struct job_run {
 class engine final : public schedule::progress_source, public schedule::driver_clock {
  public:
   engine(const std::vector<simulated_job>& jobs, schedule::policy& policy,
-         const device_model& device, std::vector<runtime::budget_change> budget_schedule,
+         const device_model& device, const std::vector<runtime::budget_change>& budget_schedule,
          const sim_options& options)
       : policy_(policy),
         device_(device),
@@ -167,12 +167,11 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       run.result.persistent_bytes = prepared_[i].persistent;
       run.result.peak_live_bytes = jobs[i].profile->peak_live_bytes;
     }
-    std::vector<schedule::policy_driver::budget_change> changes;
-    for (const auto& change : budget_schedule) changes.push_back({change.at_s, change.bytes});
-    driver_.set_budget_schedule(std::move(changes), [this](std::size_t bytes) {
-      budget_ = bytes;
-      returns_since_retry_ = true;  // a raise may let blocked jobs go on
-    });
+    driver_.set_budget_schedule(
+        runtime::driver_budget_schedule(budget_schedule), [this](std::size_t bytes) {
+          budget_ = bytes;
+          returns_since_retry_ = true;  // a raise may let blocked jobs go on
+        });
     // Arrivals in time order; equal times keep the workload's order (as the runtime does).
     for (std::size_t i = 0; i < runs_.size(); ++i) arrivals_.push_back(i);
     std::stable_sort(arrivals_.begin(), arrivals_.end(), [&](std::size_t a, std::size_t b) {

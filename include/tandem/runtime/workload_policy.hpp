@@ -5,8 +5,10 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tandem/runtime/workload.hpp"
+#include "tandem/schedule/policy_driver.hpp"
 #include "tandem/schedule/registry.hpp"
 
 namespace tandem::runtime {
@@ -39,6 +41,11 @@ void validate_policy(const workload& spec, const policy_overrides& overrides);
 /// Used by `tandem run` and `tandem sim` alike.
 [[nodiscard]] schedule::job_info job_info_of(const job_spec& job, schedule::job_id id,
                                              double arrival_s);
+
+/// A workload's budget_schedule as the policy driver keeps it. Used by `tandem run` and
+/// `tandem sim` alike.
+[[nodiscard]] std::vector<schedule::policy_driver::budget_change> driver_budget_schedule(
+    const std::vector<budget_change>& schedule);
 
 /// "FILE:LINE: message" as a config_error.
 [[noreturn]] void fail_at(const workload& spec, std::size_t line, const std::string& message);
