@@ -111,9 +111,4 @@ std::size_t indexed_curve::most_held_from(double offset_s) const {
   return i < most_from.size() ? std::max(now, most_from[i]) : now;
 }
 
-std::size_t indexed_curve::most_held_after_events(std::size_t events) const {
-  if (events < most_from.size()) return most_from[events];
-  return held_after.empty() ? curve.held_at_start : held_after.back();
-}
-
 }  // namespace tandem::schedule

@@ -93,7 +93,6 @@ class policy_driver {
   /// Applies every scheduled change due by now, in order; returns them (with the time applied).
   std::vector<budget_change> apply_due_budget_changes();
 
-  [[nodiscard]] policy& driven() { return policy_; }
   /// The policy's optional capabilities, found once when the driver was made: executors read
   /// them here rather than casting again.
   [[nodiscard]] const policy_capabilities& capabilities() const { return capabilities_; }
@@ -130,7 +129,6 @@ class policy_driver {
   [[nodiscard]] bool has_grants() const { return !grants_.empty(); }
 
   [[nodiscard]] bool present(job_id job) const { return present_.contains(job); }
-  [[nodiscard]] bool waiting(job_id job) const { return waiting_.contains(job); }
   [[nodiscard]] bool stalled() const;
   /// What to tell the stalled jobs; `name_of` names a job.
   [[nodiscard]] std::string stall_message(const std::function<std::string(job_id)>& name_of) const;

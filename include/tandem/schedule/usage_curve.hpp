@@ -70,9 +70,6 @@ struct indexed_curve {
   explicit indexed_curve(usage_curve c);
   /// The most held at any moment from `offset_s` on (including what is held at offset_s).
   [[nodiscard]] std::size_t most_held_from(double offset_s) const;
-  /// The most held after any of the steps from the `events`-th on (the job's position counted
-  /// in region events rather than time); what it holds at the end once past the last.
-  [[nodiscard]] std::size_t most_held_after_events(std::size_t events) const;
   /// Past the peak, the most held from the first step at which the curve holds `held` or less
   /// (the job's position read off its holdings); what it holds at the end when none does.
   [[nodiscard]] std::size_t most_held_past_peak_from(std::size_t held) const;
