@@ -25,11 +25,4 @@ void fault_hook::before_allocation(std::size_t bytes) {
   inner_.before_allocation(bytes);
 }
 
-std::optional<injected_fault> fault_for(const fault_plan& plan, const std::string& job) {
-  for (const auto& fault : plan) {
-    if (fault.job == job) return fault;
-  }
-  return std::nullopt;
-}
-
 }  // namespace tandem::runtime::detail

@@ -23,8 +23,4 @@ class fault_hook final : public torch_support::allocation_hook {
   std::size_t allocations_ = 0;
 };
 
-/// The fault planned for `job`, if any (the first one naming it).
-[[nodiscard]] std::optional<injected_fault> fault_for(const fault_plan& plan,
-                                                      const std::string& job);
-
 }  // namespace tandem::runtime::detail

@@ -45,27 +45,62 @@ std::size_t most_held_from_now(const other_job& job, double now_s) {
 
 }  // namespace
 
-std::optional<double> time_shift_solver::solve_returning(std::int64_t limit,
-                                                         const curve_segments& candidate) const {
-  // The others only return regions from now on, so their usage never rises again: a segment of
-  // the candidate fits for good once it starts where the others have come down to what it
-  // leaves. Only the segments that raise the candidate's most-so-far bind (a lower one starts
-  // later beside less), and their thresholds fall, so one pointer walks the others' pieces once:
-  // O(K + M).
-  const auto& offset = candidate.offset;
-  const auto& held = candidate.held;
-  if (level_.front() + held[0] > limit) return std::nullopt;  // what it holds already
+namespace {
+
+/// The others' usage from now on as pieces: level(p) holds from start(p) to start(p + 1), the
+/// last for good; piece 0 starts now. Pieces may start at the same time (steps at one moment).
+struct stored_pieces {
+  const std::vector<double>& starts;
+  const std::vector<std::int64_t>& levels;
+  [[nodiscard]] std::size_t size() const { return levels.size(); }
+  [[nodiscard]] double start(std::size_t p) const { return starts[p]; }
+  [[nodiscard]] std::int64_t level(std::size_t p) const { return levels[p]; }
+};
+
+/// The same read in place off one job's indexed curve, `done` steps into it, `elapsed` seconds
+/// after it began, beside `steady` bytes that the rest hold for good: nothing is copied.
+struct indexed_pieces {
+  const indexed_curve& index;
+  std::size_t done = 0;
+  double elapsed = 0;
+  std::int64_t steady = 0;
+  [[nodiscard]] std::size_t size() const { return 1 + index.held_after.size() - done; }
+  [[nodiscard]] double start(std::size_t p) const {
+    return p == 0 ? 0.0 : index.curve.steps[done + p - 1].at_s - elapsed;
+  }
+  [[nodiscard]] std::int64_t level(std::size_t p) const {
+    return steady + as_signed(index.held_after_steps(done + p));
+  }
+};
+
+/// The smallest shift when the others only return regions from now on, so that their usage
+/// never rises again: a segment of the candidate fits for good once it starts where the others
+/// have come down to what it leaves. Only the segments that raise the candidate's most-so-far
+/// bind (a lower one starts later beside less), and their thresholds fall, so one pointer walks
+/// the others' pieces once: O(K + M). The caller has checked that the candidate's peak fits
+/// beside the last piece.
+template <class Pieces>
+std::optional<double> shift_beside_returns(std::int64_t limit, const curve_segments& candidate,
+                                           const Pieces& pieces) {
+  if (pieces.level(0) + candidate.held[0] > limit) return std::nullopt;  // what it holds already
+  const auto count = pieces.size();
   double shift = 0;
   std::size_t p = 0;
-  for (const auto j : candidate.rises) {
-    const std::int64_t most = held[j];
-    while (p < level_.size() && level_[p] + most > limit) ++p;
-    if (p == level_.size()) return std::nullopt;  // checked before: cannot happen
+  for (const auto& rise : candidate.rises) {
+    while (p < count && pieces.level(p) + rise.held > limit) ++p;
+    if (p == count) return std::nullopt;  // checked before: cannot happen
     // After the return that brings the others down far enough; ties go to the return.
-    const double room_from = p == 0 ? 0.0 : piece_start_[p] + after_release_s;
-    shift = std::max(shift, room_from - offset[j]);
+    const double room_from = p == 0 ? 0.0 : pieces.start(p) + after_release_s;
+    shift = std::max(shift, room_from - rise.offset);
   }
   return shift;
+}
+
+}  // namespace
+
+std::optional<double> time_shift_solver::solve_returning(std::int64_t limit,
+                                                         const curve_segments& candidate) const {
+  return shift_beside_returns(limit, candidate, stored_pieces{piece_start_, level_});
 }
 
 namespace {
@@ -142,7 +177,7 @@ bool time_shift_solver::build_pieces(double now_s, std::span<const other_job> ot
   // pairwise, in buffers kept between decisions. (time, bytes) order puts returns first on
   // equal times and orders equal changes alike.
   runs_.push_back(others_.size());
-  while (runs_.size() > 2) {
+  while (runs_.size() > 3) {
     merged_.resize(others_.size());
     std::size_t kept = 0;
     for (std::size_t r = 0; r + 1 < runs_.size(); r += 2) {
@@ -158,7 +193,17 @@ bool time_shift_solver::build_pieces(double now_s, std::span<const other_job> ot
     runs_.resize(kept);
     others_.swap(merged_);
   }
-  for (const auto& [at, delta] : others_) add(at, delta);
+  // The last two runs (or the one left) merge straight into the pieces.
+  if (others_.empty()) return only_returns;
+  const auto middle = others_.begin() + static_cast<std::ptrdiff_t>(runs_[runs_.size() - 2]);
+  auto first = others_.begin();
+  auto second = middle;
+  while (first != middle && second != others_.end()) {
+    const auto& next = *second < *first ? *second++ : *first++;
+    add(next.first, next.second);
+  }
+  for (; first != middle; ++first) add(first->first, first->second);
+  for (; second != others_.end(); ++second) add(second->first, second->second);
   return only_returns;
 }
 
@@ -180,16 +225,45 @@ std::optional<double> time_shift_solver::solve(double now_s, std::size_t budget,
                                                const curve_segments& candidate,
                                                std::span<const other_job> others) {
   // Fast path, the common case: the most the others can hold from now on, plus our peak, fits.
-  // One pass over each curve, nothing sorted or stored.
+  // One pass over the others, nothing sorted or stored; it also finds, for the usual pair, where
+  // the one job with changes to come stands in its indexed curve.
   std::size_t others_most = 0;
-  for (const auto& job : others) others_most += most_held_from_now(job, now_s);
+  std::size_t steady = 0;  // held for good by the jobs with no change to come
+  std::size_t changing = 0;
+  const other_job* indexed = nullptr;
+  std::size_t indexed_done = 0;
+  for (const auto& job : others) {
+    if (!has_changes_to_come(job, now_s)) {
+      const auto held = most_held_from_now(job, now_s);
+      others_most += held;
+      steady += held;
+      continue;
+    }
+    ++changing;
+    if (job.index == nullptr) {
+      others_most += most_held_from_now(job, now_s);
+      continue;
+    }
+    indexed = &job;
+    indexed_done = job.index->steps_done(now_s - job.started_s);
+    others_most += job.index->most_held_after_steps(indexed_done);
+  }
   if (others_most + candidate_peak <= budget) return 0.0;
+  const std::int64_t limit = as_signed(budget);
+
+  // The usual pair with the other job past its peak: its steps still to come are the pieces,
+  // read in place.
+  if (changing == 1 && indexed != nullptr && indexed_done >= indexed->index->returns_from) {
+    const indexed_pieces pieces{*indexed->index, indexed_done, now_s - indexed->started_s,
+                                as_signed(steady)};
+    if (pieces.level(pieces.size() - 1) + as_signed(candidate_peak) > limit) return std::nullopt;
+    return shift_beside_returns(limit, candidate, pieces);
+  }
 
   // The others' usage as pieces: level_[k] holds from piece_start_[k] to piece_start_[k + 1].
   const bool only_returns = build_pieces(now_s, others);
   // Past the others' iterations their level stays; if the candidate's peak does not fit beside
   // it, no delay works until one of them ends.
-  const std::int64_t limit = as_signed(budget);
   if (level_.back() + as_signed(candidate_peak) > limit) return std::nullopt;
   if (only_returns) return solve_returning(limit, candidate);
   const auto& offset = candidate.offset;

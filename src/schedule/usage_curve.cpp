@@ -63,7 +63,7 @@ void segments_of(const usage_curve& c, curve_segments& out) {
   for (std::size_t j = 1; j < out.held.size(); ++j) {
     if (out.held[j] <= most) continue;
     most = out.held[j];
-    out.rises.push_back(j);
+    out.rises.push_back({out.offset[j], most});
   }
 }
 
@@ -83,9 +83,11 @@ indexed_curve::indexed_curve(usage_curve c) : curve(std::move(c)) {
   peak = std::max(curve.held_at_start, n > 0 ? most_from[0] : 0);
   while (peak_step < n && held_after[peak_step] < peak) ++peak_step;
   std::size_t smallest_rise = 0;
-  for (const auto& step : curve.steps) {
-    const auto rise = static_cast<std::size_t>(std::max<std::int64_t>(step.delta, 0));
-    if (rise > 0 && (smallest_rise == 0 || rise < smallest_rise)) smallest_rise = rise;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto rise = static_cast<std::size_t>(std::max<std::int64_t>(curve.steps[i].delta, 0));
+    if (rise == 0) continue;
+    if (smallest_rise == 0 || rise < smallest_rise) smallest_rise = rise;
+    returns_from = i + 1;
   }
   margin_unit = std::min(smallest_rise, (peak - std::min(peak, curve.held_at_start)) / 4);
   std::size_t lowest = peak;
@@ -102,13 +104,20 @@ std::size_t indexed_curve::most_held_past_peak_from(std::size_t held) const {
   return held_after.empty() ? curve.held_at_start : held_after.back();
 }
 
-std::size_t indexed_curve::most_held_from(double offset_s) const {
-  // The first step after offset_s: everything from there on, and what is held before it.
+std::size_t indexed_curve::steps_done(double offset_s) const {
   const auto first = std::upper_bound(curve.steps.begin(), curve.steps.end(), offset_s,
                                       [](double t, const usage_step& s) { return t < s.at_s; });
-  const auto i = static_cast<std::size_t>(first - curve.steps.begin());
-  const std::size_t now = i == 0 ? curve.held_at_start : held_after[i - 1];
-  return i < most_from.size() ? std::max(now, most_from[i]) : now;
+  return static_cast<std::size_t>(first - curve.steps.begin());
+}
+
+std::size_t indexed_curve::most_held_after_steps(std::size_t done) const {
+  // What is held now, and the most after any step still to come.
+  const auto now = held_after_steps(done);
+  return done < most_from.size() ? std::max(now, most_from[done]) : now;
+}
+
+std::size_t indexed_curve::most_held_from(double offset_s) const {
+  return most_held_after_steps(steps_done(offset_s));
 }
 
 }  // namespace tandem::schedule

@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "prepared_profile.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/workload_policy.hpp"
@@ -15,6 +16,7 @@
 namespace tandem::sim {
 namespace {
 
+using detail::prepared_profile;
 using schedule::decision;
 
 constexpr double never = std::numeric_limits<double>::infinity();
@@ -23,67 +25,6 @@ constexpr double never = std::numeric_limits<double>::infinity();
 bool reached(double position, double boundary) {
   return position >= boundary - 1e-12 * std::max(1.0, std::abs(boundary));
 }
-
-/// A profile prepared for replay. Consecutive operations of equal fill are one segment: only a
-/// change of fill changes how jobs share the device, so only that needs an event.
-struct prepared_profile {
-  struct segment {
-    double end = 0;  ///< cumulative solo seconds at the segment's end
-    double fill = 1;
-    double touch_rate = 0;  ///< bytes touched per solo second
-  };
-  const job_profile* profile = nullptr;
-  std::vector<segment> segments;
-  std::vector<std::size_t> live_after;  ///< live bytes after each allocation step
-  std::size_t persistent = 0;
-  /// The iteration's allocations and frees with the regions held after each (for policies
-  /// that learn from them), and when each allocation happens (where group boundaries fall).
-  std::vector<schedule::memory_event> memory;
-  std::vector<double> allocation_at;
-
-  explicit prepared_profile(const job_profile& p) : profile(&p), persistent(p.persistent_bytes()) {
-    const double solo_s = p.solo_iteration_s();
-    // Without per-operation traffic, every byte of the peak is assumed touched once an iteration.
-    const double fallback_rate = solo_s > 0 ? static_cast<double>(p.peak_live_bytes) / solo_s : 0;
-    double at = 0;
-    double bytes = 0;
-    for (std::size_t i = 0; i < p.operations.size(); ++i) {
-      const auto& op = p.operations[i];
-      at += op.solo_s;
-      bytes +=
-          op.bytes_touched > 0 ? static_cast<double>(op.bytes_touched) : fallback_rate * op.solo_s;
-      const bool last = i + 1 == p.operations.size() || p.operations[i + 1].fill != op.fill;
-      if (!last) continue;
-      const double start = segments.empty() ? 0 : segments.back().end;
-      segments.push_back({at, op.fill, at > start ? bytes / (at - start) : 0});
-      bytes = 0;
-    }
-    std::int64_t live = 0;
-    for (const auto& step : p.steps) {
-      live += step.bytes;
-      live_after.push_back(static_cast<std::size_t>(std::max<std::int64_t>(live, 0)));
-    }
-    // Region moves happen at the time of the allocation or free that causes them.
-    std::size_t held_step = 0;
-    auto held = static_cast<std::int64_t>(p.held.held_at_start);
-    for (const auto& step : p.steps) {
-      while (held_step < p.held.steps.size() && p.held.steps[held_step].at_s <= step.at_s)
-        held += p.held.steps[held_step++].delta;
-      memory.push_back({step.bytes, static_cast<std::size_t>(std::max<std::int64_t>(held, 0))});
-      if (step.bytes > 0) allocation_at.push_back(step.at_s);
-    }
-  }
-
-  /// Live bytes (persistent included) `position` solo seconds into an iteration.
-  [[nodiscard]] std::size_t live_at(double position) const {
-    const auto& steps = profile->steps;
-    const auto after =
-        std::upper_bound(steps.begin(), steps.end(), position,
-                         [](double at, const memory_step& s) { return at < s.at_s; });
-    const auto index = static_cast<std::size_t>(after - steps.begin());
-    return persistent + (index == 0 ? 0 : live_after[index - 1]);
-  }
-};
 
 /// waiting: for a start (iteration or setup); at_group: stopped at a group boundary, waiting to
 /// enter the next group (policy.hpp, group gating); blocked: mid-iteration, a region borrow the
@@ -107,8 +48,10 @@ struct job_run {
   std::size_t segment = 0;  ///< of the prepared profile
   std::size_t next_held_step = 0;
   schedule::usage_curve observed;
-  std::vector<double> group_starts;  ///< positions of this iteration's group boundaries
-  std::size_t next_group = 0;        ///< index into group_starts
+  std::vector<double> group_starts;              ///< positions of this iteration's group boundaries
+  std::size_t next_group = 0;                    ///< index into group_starts
+  std::optional<runtime::injected_fault> fault;  ///< the failure planned for it, if any
+  double fault_position = never;                 ///< where in this iteration the fault strikes
 
   bool set_up = false;  ///< built: holds its persistent memory
   std::size_t held = 0;
@@ -124,7 +67,7 @@ struct job_run {
     const auto& steps = profile().held.steps;
     if (next_held_step < steps.size()) boundary = std::min(boundary, steps[next_held_step].at_s);
     if (next_group < group_starts.size()) boundary = std::min(boundary, group_starts[next_group]);
-    return boundary;
+    return std::min(boundary, fault_position);
   }
 };
 
@@ -166,6 +109,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       run.result.arrival_s = jobs[i].spec.arrival_s;
       run.result.persistent_bytes = prepared_[i].persistent;
       run.result.peak_live_bytes = jobs[i].profile->peak_live_bytes;
+      run.fault = runtime::fault_for(options.faults, jobs[i].spec.name);
     }
     driver_.set_budget_schedule(
         runtime::driver_budget_schedule(budget_schedule), [this](std::size_t bytes) {
@@ -358,6 +302,10 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   /// The first grant builds the job (as in the runtime): it takes its persistent regions now and
   /// starts its first iteration after the profile's setup time.
   void start_setup(job_run& run) {
+    if (run.fault && run.fault->allocation < run.profile().persistent_tensors.size()) {
+      fail_as_injected(run);
+      return;
+    }
     run.set_up = true;
     if (take(run, run.profile().held.held_at_start) != taken::yes) return;
     begin_setup(run);
@@ -390,12 +338,18 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       if (ordinal >= allocation_at.size()) break;
       run.group_starts.push_back(allocation_at[ordinal]);
     }
+    run.fault_position = fault_position_in(run, run.result.iteration_log.size());
     record(run, "iteration_start");
   }
 
   /// Applies what happens at the job's position: a group boundary, region moves, the next
   /// operation, the end of the iteration.
   void cross_boundary(job_run& run) {
+    // The planned fault strikes before anything else at its allocation happens.
+    if (reached(run.position, run.fault_position)) {
+      fail_as_injected(run);
+      return;
+    }
     // A group boundary comes before the region moves of the allocation that opens the group.
     if (run.next_group < run.group_starts.size() &&
         reached(run.position, run.group_starts[run.next_group])) {
@@ -533,6 +487,25 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         }
       }
     }
+  }
+
+  /// Where in iteration `iteration` (0-based) the job's planned fault strikes, or never.
+  [[nodiscard]] static double fault_position_in(const job_run& run, std::size_t iteration) {
+    if (!run.fault) return never;
+    const auto& allocation_at = run.prepared->allocation_at;
+    const auto setup = run.profile().persistent_tensors.size();
+    if (allocation_at.empty() || run.fault->allocation < setup) return never;
+    const auto ordinal = run.fault->allocation - setup;
+    if (ordinal / allocation_at.size() != iteration) return never;
+    return allocation_at[ordinal % allocation_at.size()];
+  }
+
+  /// A planned failure: the job departs as one whose allocation was refused, or whose code threw.
+  void fail_as_injected(job_run& run) {
+    const auto& fault = *run.fault;
+    run.result.out_of_memory = fault.what == runtime::injected_fault::kind::out_of_memory;
+    depart(run, runtime::job_status::failed,
+           "injected fault at allocation " + std::to_string(fault.allocation));
   }
 
   void out_of_memory(job_run& run, std::size_t bytes, const std::string& beyond) {

@@ -221,6 +221,33 @@ TEST(Simulator, NodeGroupPairsOneJobsFreeingGroupsWithTheOthersAllocatingOnes) {
   EXPECT_LT(result.makespan_s, 33);
 }
 
+TEST(Simulator, APlannedFaultStrikesAtItsAllocationAndTheJobsMemoryGoesToTheNext) {
+  // Allocation 0 builds the job; each iteration then makes eight: the fault at 19 strikes at
+  // the third iteration's third allocation, 0.25 s into it.
+  const auto profile = layered_profile(10 * MiB);
+  std::vector<simulated_job> jobs{job("a", profile, 5), job("b", profile, 5)};
+  sim_options options;
+  options.faults = {{"a", 19, runtime::injected_fault::kind::out_of_memory}};
+  schedule::exclusive_policy exclusive;
+  const auto result = simulate(jobs, exclusive, gpu(64 * MiB), {}, options);
+  const auto& a = named(result, "a");
+  EXPECT_EQ(a.status, runtime::job_status::failed);
+  EXPECT_TRUE(a.out_of_memory);
+  EXPECT_NE(a.error.find("injected fault at allocation 19"), std::string::npos) << a.error;
+  EXPECT_EQ(a.iteration_log.size(), 2u);
+  EXPECT_NEAR(a.end_s, 2 * 0.9 + 0.25, 1e-9);
+  const auto& b = named(result, "b");
+  EXPECT_EQ(b.status, runtime::job_status::completed);
+  EXPECT_NEAR(b.end_s, a.end_s + 5 * 0.9, 1e-9);  // it starts when a leaves
+  // An error, not a refusal; and a fault before the first iteration fails the build.
+  options.faults = {{"b", 0, runtime::injected_fault::kind::error}};
+  schedule::scrooge_policy scrooge(64 * MiB);
+  const auto second = simulate(jobs, scrooge, gpu(64 * MiB), {}, options);
+  EXPECT_FALSE(named(second, "b").out_of_memory);
+  EXPECT_TRUE(named(second, "b").iteration_log.empty());
+  EXPECT_EQ(named(second, "a").status, runtime::job_status::completed);
+}
+
 TEST(Simulator, TheSameSeedGivesTheSameRunAndJitterChangesIt) {
   schedule::temporal_policy policy_a, policy_b, policy_c;
   const std::vector<simulated_job> jobs{job("a", flat_profile(1, 1), 5),

@@ -2,9 +2,11 @@
 // Faults injected into a session's jobs on purpose, to prove that a job's failure stays its own:
 // the isolation tests make a job fail at a chosen allocation (while its model is built, in its
 // forward or backward pass, in its optimizer step) and check that every other job trains as it
-// would alone. A job's allocations are counted from its first, setup included.
+// would alone. A job's allocations are counted from its first, setup included. The simulator
+// takes the same plan (sim_options::faults).
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,5 +23,9 @@ struct injected_fault {
 };
 
 using fault_plan = std::vector<injected_fault>;
+
+/// The fault planned for `job`, if any (the first one naming it).
+[[nodiscard]] std::optional<injected_fault> fault_for(const fault_plan& plan,
+                                                      const std::string& job);
 
 }  // namespace tandem::runtime

@@ -45,8 +45,13 @@ struct memory_event {
 struct curve_segments {
   std::vector<double> offset;
   std::vector<std::int64_t> held;
-  /// The segments j >= 1 that hold more than every segment before them, in order.
-  std::vector<std::size_t> rises;
+  /// The segments j >= 1 that hold more than every segment before them, in order, with their
+  /// start and holding side by side (what the TimeShift walks).
+  struct rise {
+    double offset = 0;
+    std::int64_t held = 0;
+  };
+  std::vector<rise> rises;
 };
 /// Fills `out` (reusing its buffers) with `c`'s segments.
 void segments_of(const usage_curve& c, curve_segments& out);
@@ -66,8 +71,18 @@ struct indexed_curve {
   /// A claim's unit of margin: the smallest step that takes regions (a borrow: a region, where
   /// regions are small against the iteration), at most a quarter of what the iteration takes.
   std::size_t margin_unit = 0;
+  /// The first step from which the curve only returns regions (one past its last rise).
+  std::size_t returns_from = 0;
 
   explicit indexed_curve(usage_curve c);
+  /// How many steps have happened `offset_s` into the iteration (those at or before it).
+  [[nodiscard]] std::size_t steps_done(double offset_s) const;
+  /// What the curve holds once `done` steps have happened.
+  [[nodiscard]] std::size_t held_after_steps(std::size_t done) const {
+    return done == 0 ? curve.held_at_start : held_after[done - 1];
+  }
+  /// The most the curve holds from the moment `done` steps have happened on.
+  [[nodiscard]] std::size_t most_held_after_steps(std::size_t done) const;
   /// The most held at any moment from `offset_s` on (including what is held at offset_s).
   [[nodiscard]] std::size_t most_held_from(double offset_s) const;
   /// Past the peak, the most held from the first step at which the curve holds `held` or less

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/runtime/fault_injection.hpp"
 #include "tandem/runtime/results.hpp"
 #include "tandem/runtime/workload.hpp"
 #include "tandem/runtime/workload_limits.hpp"
@@ -46,6 +47,10 @@ struct sim_options {
   std::ostream* timeline = nullptr;
   /// Simulated seconds after which the simulation stops with a config_error rather than run on.
   double horizon_s = runtime::max_horizon_s;
+  /// Jobs made to fail on purpose at an allocation, counted as the runtime counts them: the
+  /// persistent tensors first (one allocation each, at its build), then each iteration's
+  /// allocations in its profile's order. The contract tests' departures mid-iteration.
+  runtime::fault_plan faults;
 };
 
 struct simulated_job {

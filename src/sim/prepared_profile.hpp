@@ -1,0 +1,37 @@
+#pragma once
+// A job's profile prepared for the simulator's replay: its operations merged into segments of
+// equal fill, its live bytes after each allocation, and its memory events for the policies
+// that learn from them.
+
+#include <cstddef>
+#include <vector>
+
+#include "tandem/schedule/policy.hpp"
+#include "tandem/sim/job_profile.hpp"
+
+namespace tandem::sim::detail {
+
+/// A profile prepared for replay. Consecutive operations of equal fill are one segment: only a
+/// change of fill changes how jobs share the device, so only that needs an event.
+struct prepared_profile {
+  struct segment {
+    double end = 0;  ///< cumulative solo seconds at the segment's end
+    double fill = 1;
+    double touch_rate = 0;  ///< bytes touched per solo second
+  };
+  const job_profile* profile = nullptr;
+  std::vector<segment> segments;
+  std::vector<std::size_t> live_after;  ///< live bytes after each allocation step
+  std::size_t persistent = 0;
+  /// The iteration's allocations and frees with the regions held after each (for policies
+  /// that learn from them), and when each allocation happens (where group boundaries fall).
+  std::vector<schedule::memory_event> memory;
+  std::vector<double> allocation_at;
+
+  explicit prepared_profile(const job_profile& p);
+
+  /// Live bytes (persistent included) `position` solo seconds into an iteration.
+  [[nodiscard]] std::size_t live_at(double position) const;
+};
+
+}  // namespace tandem::sim::detail
