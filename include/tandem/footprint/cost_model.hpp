@@ -1,0 +1,78 @@
+#pragma once
+// The one cost model of footprint plans, in the spirit of HOME's Algorithm 2 but at tensor
+// granularity: replays an access sequence under a plan with one compute stream per job and one
+// copy channel shared by every job on the device, and predicts the iteration's length and its
+// memory curve. Planners, `tandem plan`, `tandem maxbatch --planner` and the simulator all price
+// plans with it.
+//
+// The replay: operations run in order, each as soon as the one before it has ended and every
+// tensor it reads is in device memory (a swap-in still under way stalls it: the consumer never
+// computes on missing data; a recomputed tensor is rebuilt first, by running its creating
+// operation again). The copy channel carries one copy at a time, in the order they were issued,
+// at `copy_bandwidth`. A tensor takes memory from the start of its creating operation until
+// its release (after its last reader or `freed_after`), less the stretches a plan keeps it out.
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "tandem/footprint/access_sequence.hpp"
+#include "tandem/footprint/plan.hpp"
+
+namespace tandem::footprint {
+
+struct cost_options {
+  double copy_bandwidth = 12e9;  ///< bytes per second between device and host, each way
+};
+
+/// Memory held after a change, `at_s` from the iteration's start.
+struct memory_point {
+  double at_s = 0;
+  std::size_t bytes = 0;
+  friend bool operator==(const memory_point&, const memory_point&) = default;
+};
+
+struct prediction {
+  double iteration_s = 0;     ///< when the last operation ends
+  std::size_t peak_bytes = 0;  ///< the most held at once, other_bytes included
+  std::vector<memory_point> curve;
+  double stall_s = 0;      ///< operations waiting for swap-ins
+  double recompute_s = 0;  ///< operations run again
+  std::size_t swapped_out_bytes = 0;
+  std::size_t swapped_in_bytes = 0;
+};
+
+/// One job's iteration under its plan.
+[[nodiscard]] prediction predict(const access_sequence& sequence, const plan& p,
+                                 const cost_options& options = {});
+
+struct planned_job {
+  const access_sequence* sequence = nullptr;
+  const plan* plan = nullptr;
+};
+
+/// Several jobs' iterations started together on one device: each on its own compute stream, all
+/// their copies on one channel in the order they were issued. One prediction per job.
+[[nodiscard]] std::vector<prediction> predict_together(std::span<const planned_job> jobs,
+                                                       const cost_options& options = {});
+
+/// TENSILE's measures of a plan against keeping everything (§6): memory saving ratio
+/// MSR = 1 - planned peak / vanilla peak, extra overhead ratio EOR = extra time / vanilla time,
+/// cost-benefit ratio CBR = MSR / EOR (infinite when nothing is lost, 0 when nothing is saved).
+struct plan_measures {
+  std::size_t vanilla_peak_bytes = 0;
+  std::size_t planned_peak_bytes = 0;
+  double vanilla_s = 0;
+  double planned_s = 0;
+  double msr = 0;
+  double eor = 0;
+  double cbr = 0;
+  std::size_t swapped_tensors = 0;     ///< distinct tensors with a swap decision
+  std::size_t recomputed_tensors = 0;  ///< distinct tensors with a recompute decision
+  std::size_t bytes_moved = 0;         ///< out and in
+};
+
+[[nodiscard]] plan_measures measure(const access_sequence& sequence, const plan& p,
+                                    const cost_options& options = {});
+
+}  // namespace tandem::footprint
