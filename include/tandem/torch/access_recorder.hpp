@@ -1,0 +1,92 @@
+#pragma once
+// Records one iteration of a real libtorch job as a tensor access sequence (TENSILE §4.1): its
+// operations with their measured starts and durations, and every tensor the iteration touches
+// with its size, its creating operation (OTA), the operations that read it (ITAs) and when it is
+// freed.
+//
+// Where each fact comes from, so that the model's code needs no tandem calls:
+// - operations: libtorch's RecordFunction callbacks on the job's thread; the outermost aten
+//   operator or autograd node is one operation (nested ones belong to it);
+// - tensors and their lifetimes: the pool's trace (every allocation and free of the job, with
+//   its rounded size), so the sequence itemizes exactly the memory the pool holds;
+// - reads: the inputs RecordFunction reports, and the saved tensors autograd unpacks in the
+//   backward pass (saved_tensor_hooks.hpp), which are not operator inputs there.
+// Tensors the iteration reads but did not allocate (parameters, optimizer state, gradients kept
+// between iterations) are persistent: held throughout, sized by their storage.
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tandem/footprint/access_sequence.hpp"
+#include "tandem/memory/device_pool.hpp"
+#include "tandem/memory/trace.hpp"
+#include "tandem/torch/saved_tensor_hooks.hpp"
+
+namespace tandem::torch_support {
+
+class access_recorder final : public memory::trace_sink, public saved_tensor_handler {
+ public:
+  /// Records `job`'s allocations in `pool`. Events go on to `next` (the pool's sink before the
+  /// recorder, or nullptr) so that whoever else watches the pool still sees them.
+  access_recorder(memory::device_pool& pool, memory::job_id job,
+                  memory::trace_sink* next = nullptr);
+  ~access_recorder() override;
+  access_recorder(const access_recorder&) = delete;
+  access_recorder& operator=(const access_recorder&) = delete;
+
+  /// Names a tensor that lives across iterations (a parameter, a buffer, a gradient kept between
+  /// iterations, optimizer state) and says what it is; call before begin(). Persistent tensors
+  /// not named are told apart by the phase that reads them first.
+  void name_persistent(const at::Tensor& tensor, std::string name, footprint::tensor_role role);
+
+  /// Starts recording on the calling thread (the job's): the pool's sink must be this recorder
+  /// by now. The iteration's first phase is the forward pass.
+  void begin();
+  /// Marks where the backward pass and the optimizer step begin (the training loop knows).
+  void enter(footprint::phase phase);
+  /// Stops recording and returns the iteration. Tensors still held are freed after the last
+  /// operation.
+  [[nodiscard]] footprint::access_sequence end(std::string model, std::int64_t batch_size);
+
+  void on_event(const memory::trace_event& event) override;
+  [[nodiscard]] std::unique_ptr<torch::autograd::SavedVariableHooks> hooks_for_saved() override;
+
+  // Called by the RecordFunction callbacks and the saved-tensor hooks of the recording thread.
+  void operation_started(const char* name, bool backward_node);
+  void operation_ended();
+  void read(const void* storage, std::size_t storage_bytes);
+
+ private:
+  using clock = std::chrono::steady_clock;
+  [[nodiscard]] double seconds_since_begin() const;
+  [[nodiscard]] std::size_t persistent_tensor(const void* storage, std::size_t bytes);
+
+  memory::device_pool& pool_;
+  memory::job_id job_;
+  memory::trace_sink* next_;
+  bool recording_ = false;
+  clock::time_point began_;
+  std::uint64_t callback_handle_ = 0;
+  int depth_ = 0;  ///< of nested operators: 1 inside an outermost one
+  footprint::phase phase_ = footprint::phase::forward;
+  footprint::access_sequence sequence_;
+  /// Pool offset -> tensor, for the blocks this iteration allocated and has not freed.
+  std::unordered_map<std::size_t, std::size_t> live_;
+  std::unordered_map<const void*, std::size_t> persistent_;  ///< storage -> tensor
+  struct named {
+    std::string name;
+    footprint::tensor_role role;
+  };
+  std::unordered_map<const void*, named> names_;  ///< storage -> what the loop said it is
+  std::vector<std::size_t> created_between_;  ///< allocated outside every operation: by the next
+  std::unique_ptr<saved_tensor_scope> saved_scope_;
+};
+
+}  // namespace tandem::torch_support

@@ -1,0 +1,251 @@
+#include "tandem/torch/access_recorder.hpp"
+
+#include <ATen/record_function.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "tandem/common/error.hpp"
+
+namespace tandem::torch_support {
+
+namespace {
+
+thread_local access_recorder* recording = nullptr;
+
+void read_tensor(access_recorder& recorder, const at::Tensor& tensor) {
+  if (!tensor.defined() || !tensor.has_storage()) return;
+  const auto& storage = tensor.storage();
+  recorder.read(storage.data_ptr().get(), storage.nbytes());
+}
+
+void read_all(access_recorder& recorder, const c10::IValue& value) {
+  if (value.isTensor()) {
+    read_tensor(recorder, value.toTensor());
+  } else if (value.isTensorList()) {
+    for (const at::Tensor& tensor : value.toTensorList()) read_tensor(recorder, tensor);
+  }
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  if (recording == nullptr) return nullptr;
+  recording->operation_started(fn.name(), fn.scope() == at::RecordScope::BACKWARD_FUNCTION);
+  for (const auto& input : fn.inputs()) read_all(*recording, input);
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*context*/) {
+  if (recording != nullptr) recording->operation_ended();
+}
+
+/// Keeps the saved tensor as autograd would, and reports its reads in the backward pass.
+class reading_hooks final : public torch::autograd::SavedVariableHooks {
+ public:
+  void call_pack_hook(const at::Tensor& tensor) override { saved_ = tensor; }
+  at::Tensor call_unpack_hook() override {
+    if (recording != nullptr) read_tensor(*recording, saved_);
+    return saved_;
+  }
+
+ private:
+  at::Tensor saved_;
+};
+
+footprint::tensor_role role_of(memory::alloc_kind kind, footprint::phase made_in,
+                               const footprint::access_sequence& sequence,
+                               const footprint::tensor& t) {
+  bool read_later_phase = false;
+  for (const auto op : t.read_by) read_later_phase |= sequence.operations[op].where != made_in;
+  if (made_in == footprint::phase::forward && read_later_phase) {
+    return footprint::tensor_role::activation;
+  }
+  if (made_in == footprint::phase::backward &&
+      (read_later_phase || kind == memory::alloc_kind::gradient)) {
+    return footprint::tensor_role::gradient;
+  }
+  return footprint::tensor_role::temporary;
+}
+
+footprint::op_kind kind_of(std::string_view name) {
+  const auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
+  if (has("onvolution") || has("conv")) return footprint::op_kind::convolution;
+  if (has("mm") || has("linear") || has("Mm") || has("addmm") || has("lstm") || has("Lstm"))
+    return footprint::op_kind::matmul;
+  if (has("norm") || has("Norm")) return footprint::op_kind::normalization;
+  if (has("pool") || has("Pool")) return footprint::op_kind::pooling;
+  if (has("relu") || has("Relu") || has("add") || has("Add") || has("mul") || has("Mul") ||
+      has("dropout") || has("Dropout") || has("sigmoid") || has("tanh") || has("gelu") ||
+      has("Gelu") || has("cat") || has("Cat"))
+    return footprint::op_kind::elementwise;
+  return footprint::op_kind::other;
+}
+
+}  // namespace
+
+access_recorder::access_recorder(memory::device_pool& pool, memory::job_id job,
+                                 memory::trace_sink* next)
+    : pool_(pool), job_(job), next_(next) {}
+
+access_recorder::~access_recorder() {
+  if (recording == this) recording = nullptr;
+  if (callback_handle_ != 0) at::removeCallback(callback_handle_);
+}
+
+void access_recorder::name_persistent(const at::Tensor& tensor, std::string name,
+                                      footprint::tensor_role role) {
+  if (!tensor.defined() || !tensor.has_storage()) return;
+  names_[tensor.storage().data_ptr().get()] = {std::move(name), role};
+}
+
+void access_recorder::begin() {
+  TANDEM_EXPECTS(!recording_, usage_error, "access_recorder::begin called twice without end");
+  TANDEM_EXPECTS(recording == nullptr, usage_error,
+                 "another access_recorder is recording on this thread");
+  sequence_ = {};
+  live_.clear();
+  persistent_.clear();
+  created_between_.clear();
+  depth_ = 0;
+  phase_ = footprint::phase::forward;
+  began_ = clock::now();
+  recording_ = true;
+  recording = this;
+  callback_handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&on_start, &on_end)
+          .needsInputs(true)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  saved_scope_ = std::make_unique<saved_tensor_scope>(*this);
+}
+
+void access_recorder::enter(footprint::phase phase) {
+  phase_ = phase;
+}
+
+double access_recorder::seconds_since_begin() const {
+  return std::chrono::duration<double>(clock::now() - began_).count();
+}
+
+void access_recorder::operation_started(const char* name, bool backward_node) {
+  if (++depth_ > 1) return;
+  footprint::operation op;
+  op.name = name;
+  // Autograd nodes are the backward pass whatever the loop said; operators the loop runs after
+  // backward (the optimizer step) take the loop's phase.
+  op.where = backward_node ? footprint::phase::backward : phase_;
+  op.kind = phase_ == footprint::phase::optimizer ? footprint::op_kind::optimizer : kind_of(name);
+  op.random = std::string_view(name).find("dropout") != std::string_view::npos ||
+              std::string_view(name).find("bernoulli") != std::string_view::npos;
+  op.start_s = seconds_since_begin();
+  sequence_.operations.push_back(std::move(op));
+  const auto index = sequence_.operations.size() - 1;
+  for (const auto t : created_between_) sequence_.tensors[t].created_by = index;
+  created_between_.clear();
+}
+
+void access_recorder::operation_ended() {
+  if (depth_ == 0) return;  // began before recording did
+  if (--depth_ > 0) return;
+  auto& op = sequence_.operations.back();
+  op.duration_s = seconds_since_begin() - op.start_s;
+}
+
+void access_recorder::read(const void* storage, std::size_t storage_bytes) {
+  if (!recording_ || storage == nullptr || sequence_.operations.empty() || !pool_.owns(storage))
+    return;
+  const auto offset =
+      static_cast<std::size_t>(static_cast<const std::byte*>(storage) - pool_.base());
+  std::size_t tensor = 0;
+  if (const auto found = live_.find(offset); found != live_.end()) {
+    tensor = found->second;
+  } else {
+    tensor = persistent_tensor(storage, storage_bytes);
+  }
+  auto& t = sequence_.tensors[tensor];
+  const auto op = sequence_.operations.size() - 1;
+  // The creating operation's own nested operators read what it made: not a later access.
+  if (t.created_by == op) return;
+  if (t.read_by.empty() || t.read_by.back() != op) t.read_by.push_back(op);
+}
+
+std::size_t access_recorder::persistent_tensor(const void* storage, std::size_t bytes) {
+  if (const auto found = persistent_.find(storage); found != persistent_.end()) {
+    return found->second;
+  }
+  footprint::tensor t;
+  t.bytes = bytes;
+  if (const auto found = names_.find(storage); found != names_.end()) {
+    t.name = found->second.name;
+    t.role = found->second.role;
+  } else {
+    // Read first by the optimizer: its state; in the backward pass: a gradient kept between
+    // iterations; else a parameter or buffer.
+    t.name = "persistent" + std::to_string(persistent_.size());
+    t.role = phase_ == footprint::phase::optimizer  ? footprint::tensor_role::optimizer_state
+             : phase_ == footprint::phase::backward ? footprint::tensor_role::gradient
+                                                    : footprint::tensor_role::parameter;
+  }
+  sequence_.tensors.push_back(std::move(t));
+  persistent_.emplace(storage, sequence_.tensors.size() - 1);
+  return sequence_.tensors.size() - 1;
+}
+
+void access_recorder::on_event(const memory::trace_event& event) {
+  if (next_ != nullptr) next_->on_event(event);
+  if (!recording_ || event.job != job_ || recording != this) return;
+  if (event.op == memory::trace_op::alloc) {
+    footprint::tensor t;
+    t.name = "t" + std::to_string(sequence_.tensors.size());
+    t.bytes = event.bytes;
+    t.role = event.kind == memory::alloc_kind::gradient ? footprint::tensor_role::gradient
+                                                        : footprint::tensor_role::temporary;
+    sequence_.tensors.push_back(std::move(t));
+    const auto index = sequence_.tensors.size() - 1;
+    live_[event.offset] = index;
+    if (depth_ > 0) {
+      sequence_.tensors[index].created_by = sequence_.operations.size() - 1;
+    } else {
+      created_between_.push_back(index);
+    }
+  } else if (event.op == memory::trace_op::free) {
+    const auto found = live_.find(event.offset);
+    if (found == live_.end()) return;  // allocated before the iteration: persistent
+    if (!sequence_.operations.empty()) {
+      sequence_.tensors[found->second].freed_after = sequence_.operations.size() - 1;
+    }
+    live_.erase(found);
+  }
+}
+
+std::unique_ptr<torch::autograd::SavedVariableHooks> access_recorder::hooks_for_saved() {
+  return std::make_unique<reading_hooks>();
+}
+
+footprint::access_sequence access_recorder::end(std::string model, std::int64_t batch_size) {
+  TANDEM_EXPECTS(recording_, usage_error, "access_recorder::end without begin");
+  saved_scope_.reset();
+  at::removeCallback(callback_handle_);
+  callback_handle_ = 0;
+  recording_ = false;
+  recording = nullptr;
+  auto sequence = std::move(sequence_);
+  sequence.model = std::move(model);
+  sequence.batch_size = batch_size;
+  const auto last = sequence.operations.empty() ? 0 : sequence.operations.size() - 1;
+  // Still held at the end (the loss, gradients kept for the next iteration): held to the end.
+  for (const auto& [offset, tensor] : live_) sequence.tensors[tensor].freed_after = last;
+  live_.clear();
+  // Made outside every operation after the last one (nothing reads them): by the last.
+  for (const auto t : created_between_) sequence.tensors[t].created_by = last;
+  created_between_.clear();
+  for (auto& t : sequence.tensors) {
+    if (!t.created_by) continue;
+    const auto made_in = sequence.operations[*t.created_by].where;
+    const auto kind = t.role == footprint::tensor_role::gradient ? memory::alloc_kind::gradient
+                                                                 : memory::alloc_kind::unknown;
+    t.role = role_of(kind, made_in, sequence, t);
+  }
+  return sequence;
+}
+
+}  // namespace tandem::torch_support

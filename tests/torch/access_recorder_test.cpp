@@ -1,0 +1,174 @@
+// Saved-tensor hooks on stock libtorch (an Engine subclass through set_default_engine_stub), and
+// the access recorder that turns a real training iteration into a tensor access sequence.
+
+#include "tandem/torch/access_recorder.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <map>
+
+#include "tandem/common/units.hpp"
+#include "tandem/device/cpu_backend.hpp"
+#include "tandem/models/optimizer.hpp"
+#include "tandem/models/zoo.hpp"
+#include "tandem/torch/cpu_allocator.hpp"
+#include "tandem/torch/job_binding.hpp"
+#include "tandem/torch/saved_tensor_hooks.hpp"
+
+namespace tandem::torch_support {
+namespace {
+
+/// Keeps a copy of each saved tensor instead of the tensor itself, and counts.
+class copying_handler final : public saved_tensor_handler {
+ public:
+  int packs = 0;
+  int unpacks = 0;
+  std::unique_ptr<torch::autograd::SavedVariableHooks> hooks_for_saved() override {
+    return std::make_unique<hooks>(*this);
+  }
+
+ private:
+  struct hooks final : torch::autograd::SavedVariableHooks {
+    explicit hooks(copying_handler& owner) : owner_(owner) {}
+    void call_pack_hook(const at::Tensor& tensor) override {
+      ++owner_.packs;
+      copy_ = tensor.clone();
+    }
+    at::Tensor call_unpack_hook() override {
+      ++owner_.unpacks;
+      return copy_;
+    }
+    copying_handler& owner_;
+    at::Tensor copy_;
+  };
+};
+
+std::vector<torch::Tensor> gradients_of_one_step(models::model& model, std::uint64_t seed) {
+  model.module().zero_grad();
+  const auto batch = model.make_batch(8, seed);
+  model.loss(model.forward(batch.input), batch.target).backward();
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : model.parameters()) grads.push_back(p.grad().clone());
+  return grads;
+}
+
+TEST(SavedTensorHooks,
+     EveryTensorAutogradSavesGoesThroughTheThreadsHandlerAndGradientsStayBitwise) {
+  auto model = models::make_model("resnet20", models::default_options("resnet20"));
+  const auto plain = gradients_of_one_step(*model, 3);
+  copying_handler handler;
+  std::vector<torch::Tensor> hooked;
+  {
+    saved_tensor_scope scope(handler);
+    hooked = gradients_of_one_step(*model, 3);
+  }
+  EXPECT_GT(handler.packs, 50);  // a ResNet-20 saves well over a hundred tensors
+  EXPECT_EQ(handler.unpacks, handler.packs);
+  ASSERT_EQ(plain.size(), hooked.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) EXPECT_TRUE(torch::equal(plain[i], hooked[i]));
+  // Out of the scope, and on other threads, autograd keeps its tensors itself.
+  const int packs = handler.packs;
+  static_cast<void>(gradients_of_one_step(*model, 3));
+  EXPECT_EQ(handler.packs, packs);
+}
+
+memory::pool_options pool_of(std::size_t capacity) {
+  memory::pool_options options;
+  options.capacity = capacity;
+  options.budget = capacity;
+  options.region_size = 2 * MiB;
+  options.small_threshold = 64 * KiB;
+  return options;
+}
+
+/// The most a sequence holds at once, by brute force: each tensor from its creating operation's
+/// start to the end of its last reader or freed_after, persistent ones throughout.
+std::size_t brute_force_peak(const footprint::access_sequence& s) {
+  std::map<std::pair<std::size_t, int>, std::int64_t> changes;  // (op, 0 start / 1 end) -> bytes
+  std::int64_t persistent = 0;
+  for (const auto& t : s.tensors) {
+    if (!t.created_by) {
+      persistent += static_cast<std::int64_t>(t.bytes);
+      continue;
+    }
+    std::size_t last = *t.created_by;
+    for (const auto r : t.read_by) last = std::max(last, r);
+    if (t.freed_after) last = *t.freed_after;
+    changes[{*t.created_by, 0}] += static_cast<std::int64_t>(t.bytes);
+    changes[{last, 1}] -= static_cast<std::int64_t>(t.bytes);
+  }
+  std::int64_t held = persistent + static_cast<std::int64_t>(s.other_bytes);
+  std::int64_t most = held;
+  for (const auto& [at, bytes] : changes) {
+    held += bytes;
+    most = std::max(most, held);
+  }
+  return static_cast<std::size_t>(most);
+}
+
+TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
+  device::cpu_backend backend;
+  auto stream = backend.create_stream("job", device::stream_kind::compute);
+  memory::device_pool pool(backend, pool_of(512 * MiB));
+  const auto job = pool.add_job("resnet20");
+  cpu_allocator_scope installed(pool);
+  job_binding bound(pool, job, *stream);
+  auto model = models::make_model("resnet20", models::default_options("resnet20"));
+  auto optimizer = models::make_optimizer("sgd", model->parameters(), 0.01);
+  const auto step = [&](access_recorder* recorder, std::uint64_t seed) {
+    optimizer->zero_grad();
+    const auto batch = model->make_batch(16, seed);
+    const auto loss = model->loss(model->forward(batch.input), batch.target);
+    if (recorder != nullptr) recorder->enter(footprint::phase::backward);
+    loss.backward();
+    if (recorder != nullptr) recorder->enter(footprint::phase::optimizer);
+    optimizer->step();
+  };
+  step(nullptr, 1);  // the optimizer's state exists from here on
+  const auto before = pool.stats(job);
+  access_recorder recorder(pool, job);
+  std::size_t parameter_bytes = 0;
+  for (const auto& p : model->module().named_parameters()) {
+    recorder.name_persistent(p.value(), p.key(), footprint::tensor_role::parameter);
+    recorder.name_persistent(p.value().grad(), p.key() + ".grad", footprint::tensor_role::gradient);
+    parameter_bytes += p.value().storage().nbytes();
+  }
+  pool.set_trace_sink(&recorder);
+  recorder.begin();
+  step(&recorder, 2);
+  const auto sequence = recorder.end("resnet20", 16);
+  pool.set_trace_sink(nullptr);
+
+  std::map<footprint::phase, int> ops;
+  for (const auto& op : sequence.operations) ++ops[op.where];
+  EXPECT_GT(ops[footprint::phase::forward], 20);
+  EXPECT_GT(ops[footprint::phase::backward], 20);
+  EXPECT_GT(ops[footprint::phase::optimizer], 0);
+  for (std::size_t i = 1; i < sequence.operations.size(); ++i) {
+    EXPECT_GE(sequence.operations[i].start_s, sequence.operations[i - 1].start_s);
+  }
+  std::size_t activations = 0;
+  std::size_t parameters = 0;
+  for (const auto& t : sequence.tensors) {
+    if (t.role == footprint::tensor_role::activation) ++activations;
+    // Named by the loop; unnamed persistent tensors are buffers and the task's teacher.
+    if (t.role == footprint::tensor_role::parameter && t.name.rfind("persistent", 0) != 0)
+      parameters += t.bytes;
+  }
+  EXPECT_GT(activations, 20u);  // the feature maps the backward pass reads
+  EXPECT_EQ(parameters, parameter_bytes);
+  EXPECT_EQ(parameter_bytes, 4u * static_cast<std::size_t>(model->parameter_count()));
+  // The sequence itemizes what the pool held: its peak is the pool's, within the rounding of
+  // persistent tensors (sized by their storage, not their block).
+  const auto peak = brute_force_peak(sequence);
+  const auto measured = pool.stats(job).peak_live_bytes;
+  EXPECT_GT(before.peak_live_bytes, 0u);
+  EXPECT_NEAR(static_cast<double>(peak), static_cast<double>(measured),
+              0.05 * static_cast<double>(measured))
+      << "sequence " << format_bytes(peak) << ", pool " << format_bytes(measured);
+}
+
+}  // namespace
+}  // namespace tandem::torch_support
