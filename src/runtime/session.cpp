@@ -25,6 +25,7 @@
 #include "tandem/schedule/policy_capabilities.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/torch/cpu_allocator.hpp"
+#include "tandem/torch/matched_copy_bandwidth.hpp"
 #include "training_job.hpp"
 
 namespace tandem::runtime {
@@ -167,13 +168,42 @@ class borrow_gate_installation {
 
 }  // namespace
 
+namespace {
+
+/// Bytes per second for the cpu backend's copy streams (0: memcpy speed).
+double copy_bandwidth_of(const device_spec& device) {
+  switch (device.copy_bandwidth.how) {
+    case copy_rate::mode::matched:
+      return torch_support::matched_copy_bandwidth();
+    case copy_rate::mode::memcpy:
+      return 0;
+    case copy_rate::mode::fixed:
+      return device.copy_bandwidth.bytes_per_s;
+  }
+  return 0;
+}
+
+/// The backend's line for reports, saying where an automatic copy bandwidth came from.
+std::string describe_device(const device::backend& backend, const device_spec& device) {
+  auto text = backend.describe();
+  if (device.copy_bandwidth.how == copy_rate::mode::matched) {
+    text += ", copy bandwidth matched to a V100 over PCIe 3.0 (GEMM " +
+            std::to_string(std::lround(torch_support::measured_gemm_flops() / 1e9)) +
+            " GFLOP/s on one core)";
+  }
+  return text;
+}
+
+}  // namespace
+
 run_result run_workload(const workload& spec, const run_options& options) {
   validate_training_workload(spec, options);
   const auto budget = budget_of(spec, options.overrides);
   std::vector<models::model_options> model_options;
   for (const auto& job : spec.jobs) model_options.push_back(to_model_options(spec, job));
 
-  device::cpu_backend backend({.memory_limit = 0, .copy_bandwidth = spec.device.copy_bandwidth});
+  device::cpu_backend backend(
+      {.memory_limit = 0, .copy_bandwidth = copy_bandwidth_of(spec.device)});
   memory::pool_options pool_settings;
   pool_settings.capacity = spec.device.capacity;
   pool_settings.budget = budget;
@@ -287,7 +317,7 @@ run_result run_workload(const workload& spec, const run_options& options) {
   run_result run;
   run.workload = spec.source;
   run.policy = policy->name();
-  run.device = backend.describe();
+  run.device = describe_device(backend, spec.device);
   run.capacity_bytes = pool.stats().capacity;
   run.budget_bytes = budget;
   const auto stats = pool.stats();

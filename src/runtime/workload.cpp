@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -215,6 +216,44 @@ std::vector<budget_change> read_budget_schedule(const reader& in, const toml::no
   return changes;
 }
 
+/// `copy_bandwidth`: "auto", "memcpy", a rate such as "12GB/s" or "800MiB/s", or bytes per
+/// second as a number (0: memcpy).
+copy_rate read_copy_rate(const reader& in, const toml::node& node) {
+  const auto fail = [&] {
+    in.fail(reader::line_of(node),
+            "copy_bandwidth must be \"auto\" (this machine's compute-to-copy ratio made a "
+            "V100's over PCIe), \"memcpy\", a rate such as \"12GB/s\" or \"800MiB/s\", or "
+            "bytes per second as a number");
+  };
+  copy_rate rate;
+  double bytes_per_s = 0;
+  if (node.is_integer() || node.is_floating_point()) {
+    bytes_per_s = node.is_integer() ? static_cast<double>(node.as_integer()->get())
+                                    : node.as_floating_point()->get();
+    if (!(bytes_per_s >= 0) || !std::isfinite(bytes_per_s)) fail();
+  } else if (node.is_string()) {
+    const std::string text(node.as_string()->get());
+    if (text == "auto") return rate;
+    if (text == "memcpy") return {copy_rate::mode::memcpy, 0};
+    double value = 0;
+    std::string unit;
+    std::istringstream parse(text);
+    if (!(parse >> value)) fail();
+    std::getline(parse, unit);
+    std::erase(unit, ' ');
+    const std::map<std::string, double> scale{
+        {"B/s", 1},      {"KB/s", 1e3},      {"MB/s", 1e6},     {"GB/s", 1e9},
+        {"KiB/s", 1024}, {"MiB/s", 1 << 20}, {"GiB/s", 1 << 30}};
+    const auto found = scale.find(unit);
+    if (found == scale.end() || !(value > 0) || !std::isfinite(value)) fail();
+    bytes_per_s = value * found->second;
+  } else {
+    fail();
+  }
+  if (bytes_per_s == 0) return {copy_rate::mode::memcpy, 0};
+  return {copy_rate::mode::fixed, bytes_per_s};
+}
+
 device_spec read_device(const reader& in, const toml::table& root) {
   const auto* node = root.get("device");
   if (node == nullptr) in.fail(1, "missing [device] table; add one with capacity and budget");
@@ -257,10 +296,8 @@ device_spec read_device(const reader& in, const toml::table& root) {
     in.fail(reader::line_of(*region),
             "region_size must be above 0; leave it out for the pool's default (64 MiB, Zico's)");
   }
-  device.copy_bandwidth = in.number(*table, "copy_bandwidth", "[device]").value_or(0);
-  if (!(device.copy_bandwidth >= 0) || !std::isfinite(device.copy_bandwidth)) {
-    in.fail(reader::line_of(*table->get("copy_bandwidth")),
-            "copy_bandwidth must be positive bytes per second, or 0 for memcpy speed");
+  if (const auto* rate = table->get("copy_bandwidth")) {
+    device.copy_bandwidth = read_copy_rate(in, *rate);
   }
   return device;
 }

@@ -117,9 +117,29 @@ TEST(Workload, RejectsValuesNoRunCanUseWithWhatToWrite) {
   expect_rejected("capacity = \"2GiB\"", "capacity = \"2GiB\"\nregion_size = 0",
                   {"w.toml:4:", "region_size must be above 0; leave it out"});
   expect_rejected("capacity = \"2GiB\"", "capacity = \"2GiB\"\ncopy_bandwidth = nan",
-                  {"w.toml:4:", "copy_bandwidth must be positive"});
+                  {"w.toml:4:", "copy_bandwidth must be \"auto\"", "\"12GB/s\""});
+  expect_rejected("capacity = \"2GiB\"", "capacity = \"2GiB\"\ncopy_bandwidth = \"12 parsecs\"",
+                  {"w.toml:4:", "copy_bandwidth must be"});
   expect_rejected("batch_size = 32", "batch_size = 100000",
                   {"w.toml:13:", "batch_size must be at most 65536, not 100000"});
+}
+
+TEST(Workload, CopyBandwidthIsAutoByDefaultOrMemcpyOrARate) {
+  const auto with = [](const std::string& line) {
+    const std::string capacity = "capacity = \"2GiB\"";
+    auto text = std::string(valid);
+    text.replace(text.find(capacity), capacity.size(), capacity + "\n" + line);
+    return parse_workload(text, "w.toml", vocabulary).device.copy_bandwidth;
+  };
+  EXPECT_EQ(parse_workload(valid, "w.toml", vocabulary).device.copy_bandwidth.how,
+            copy_rate::mode::matched);
+  EXPECT_EQ(with("copy_bandwidth = \"auto\"").how, copy_rate::mode::matched);
+  EXPECT_EQ(with("copy_bandwidth = \"memcpy\"").how, copy_rate::mode::memcpy);
+  EXPECT_EQ(with("copy_bandwidth = 0").how, copy_rate::mode::memcpy);
+  EXPECT_EQ(with("copy_bandwidth = \"12GB/s\""), (copy_rate{copy_rate::mode::fixed, 12e9}));
+  EXPECT_EQ(with("copy_bandwidth = \"512 MiB/s\""),
+            (copy_rate{copy_rate::mode::fixed, 512.0 * 1024 * 1024}));
+  EXPECT_EQ(with("copy_bandwidth = 1e9"), (copy_rate{copy_rate::mode::fixed, 1e9}));
 }
 
 TEST(Workload, RejectsCountsAndTimesBeyondTheLimits) {

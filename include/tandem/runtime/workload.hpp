@@ -44,12 +44,25 @@ struct budget_change {
   std::size_t line = 0;
 };
 
+/// How fast the cpu backend's copy engine moves data (`copy_bandwidth` in [device]).
+struct copy_rate {
+  enum class mode {
+    matched,  ///< "auto" (the default): this machine's compute-to-copy ratio made a V100's over
+              ///< PCIe 3.0 (torch/matched_copy_bandwidth.hpp)
+    memcpy,   ///< "memcpy" or 0: as fast as memory copies go
+    fixed,    ///< "12GB/s" or a number of bytes per second
+  };
+  mode how = mode::matched;
+  double bytes_per_s = 0;  ///< fixed only
+  friend bool operator==(const copy_rate&, const copy_rate&) = default;
+};
+
 struct device_spec {
   device::backend_kind kind = device::backend_kind::cpu;
   std::size_t capacity = 0;     ///< bytes the pool reserves
   std::size_t budget = 0;       ///< bytes the jobs may hold together (0: the capacity)
   std::size_t region_size = 0;  ///< 0: the pool's default
-  double copy_bandwidth = 0;    ///< cpu backend: bytes/s of copy streams, 0 = memcpy speed
+  copy_rate copy_bandwidth;     ///< cpu backend: how fast its copy streams move data
   std::vector<budget_change> budget_schedule;  ///< in time order
   std::size_t line = 0;                        ///< where the [device] table starts
 };
