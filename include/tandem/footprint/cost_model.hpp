@@ -48,7 +48,7 @@ struct prediction {
 
 struct planned_job {
   const access_sequence* sequence = nullptr;
-  const plan* plan = nullptr;
+  const footprint::plan* plan = nullptr;  // qualified: the member shares the type's name
 };
 
 /// Several jobs' iterations started together on one device: each on its own compute stream, all

@@ -40,7 +40,9 @@ struct decision {
   std::size_t tensor = 0;
   action what = action::swap;
   std::size_t released_after = 0;  ///< it leaves once this access is done...
-  std::size_t needed_at = 1;       ///< ...and must be back before this one starts
+  /// ...and must be back before this one starts: the next access (released_after + 1), since
+  /// an operation never reads a tensor that is out.
+  std::size_t needed_at = 1;
   /// Swap only: when the copy out is issued (no earlier than the release access's end: the
   /// executor waits for that) and when the copy in is (the prefetch). The device memory is
   /// freed when the copy out completes and taken again when the copy in is issued.
@@ -61,9 +63,12 @@ struct plan {
 };
 
 /// Throws config_error naming the decision for a plan that does not fit `sequence`: a tensor or
-/// operation that does not exist, a stretch that ends before it starts or at an access that does
-/// not exist, stretches of one tensor that overlap, a recompute of a persistent tensor or of one
-/// whose creating operation reads a tensor that is out at that time.
+/// operation that does not exist, a stretch that ends before it starts, at an access that does
+/// not exist or past a read, stretches of one tensor that overlap, a swap triggered by the
+/// operation that needs the tensor back or a later one, a recompute of a persistent tensor or of
+/// one whose creating operation reads a tensor that is out at that time. "Out" there: released
+/// for good by then, or swapped out and not due back for that operation; an input recomputed
+/// itself is fine (rebuilt first, recursively).
 void validate(const plan& p, const access_sequence& sequence);
 
 inline constexpr int plan_schema_version = 1;

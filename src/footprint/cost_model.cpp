@@ -1,0 +1,453 @@
+// The replay behind predict and predict_together: a discrete-event simulation of every job's
+// compute stream and the one copy channel, in virtual time (events, never time steps).
+//
+// Rules settled here (the header gives the outline):
+// - Compute stream. Operations start in order; operation i starts at
+//   max(end of i-1 + the recorded gap between them (idle time kept; negative where the recorded
+//   operations overlap), end of any rerun run before it,
+//   completion of the swap-ins it waits for). The recorded start times thus give the order and
+//   the idle time between operations; without waiting the replay reproduces them exactly (the
+//   empty plan gives sequence.iteration_s()). Reruns of recomputed tensors run before the
+//   operation that needs them, each after whatever the stream ran last.
+// - Memory. A tensor is taken at the start of its creating operation and released at the end of
+//   its release operation (access_sequence::release_op); persistent tensors and other_bytes are
+//   held from time 0 throughout. The curve has one point per instant, what is held at its end:
+//   releases at an instant go before the allocations at it.
+// - Swap. The copy out is issued at max(end of the release access's operation, swap_out trigger);
+//   the memory is freed when it completes. The copy in is issued at max(swap_in trigger, copy
+//   out's completion) and takes the memory at issue. A trigger's time is the actual start of its
+//   operation plus its delay. Copies run one at a time on the channel, in issue order, each
+//   bytes / copy_bandwidth seconds.
+// - Recompute. The memory is freed at the end of the release access's operation and taken at the
+//   start of the rerun (the creating operation once more, its recorded duration). A rerun's
+//   input that is recomputed itself is rebuilt first and then stays (its own stretch ends
+//   there); an input due back by swap-in for the same operation is waited for.
+
+#include "tandem/footprint/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <optional>
+#include <queue>
+#include <set>
+#include <utility>
+
+#include "stretches.hpp"
+#include "tandem/common/error.hpp"
+
+namespace tandem::footprint {
+
+namespace {
+
+struct memory_change {
+  double at_s = 0;
+  std::int64_t delta = 0;
+};
+
+/// Something the compute stream runs: an operation of the sequence, or the rerun of a
+/// recomputed tensor's creating operation before it.
+struct work_item {
+  std::size_t op = 0;
+  std::optional<std::size_t> rebuilds;  ///< the recompute decision a rerun serves
+  std::vector<std::size_t> waits_for;   ///< swap decisions whose copy in must be complete
+};
+
+/// A decision's progress during the replay.
+struct stretch_state {
+  std::optional<double> released_s;  ///< end of the release access's operation
+  std::optional<double> out_trigger_s;
+  std::optional<double> in_trigger_s;
+  std::optional<double> out_done_s;
+  bool out_issued = false;
+  bool in_issued = false;
+  bool in_done = false;
+};
+
+struct copy {
+  std::size_t job = 0;
+  std::size_t decision = 0;
+  bool inbound = false;
+  double issue_s = 0;
+};
+
+struct job_replay {
+  job_replay(const access_sequence& s, const plan& p)
+      : sequence_(s),
+        plan_(p),
+        lookup_(s, p),
+        inputs_(detail::inputs_by_op(s)),
+        outputs_(s.operations.size()),
+        natural_releases_(s.operations.size()),
+        releases_(s.operations.size()),
+        out_triggers_(s.operations.size()),
+        in_triggers_(s.operations.size()),
+        stretches_(p.decisions.size()),
+        rebuilt_(p.decisions.size(), false) {
+    for (std::size_t t = 0; t < s.tensors.size(); ++t) {
+      const auto& x = s.tensors[t];
+      if (x.created_by) outputs_[*x.created_by].push_back(t);
+      if (const auto released = s.release_op(t)) natural_releases_[*released].push_back(t);
+    }
+    for (std::size_t k = 0; k < p.decisions.size(); ++k) {
+      const auto& d = p.decisions[k];
+      const auto span = detail::span_of(s, d);
+      if (span.from_op < 0) {
+        at_start_.push_back(k);
+      } else {
+        releases_[static_cast<std::size_t>(span.from_op)].push_back(k);
+      }
+      if (d.what == action::swap) {
+        out_triggers_[d.swap_out.op].push_back(k);
+        in_triggers_[d.swap_in.op].push_back(k);
+      }
+    }
+  }
+
+  const access_sequence& sequence_;
+  const plan& plan_;
+  detail::stretch_lookup lookup_;
+  std::vector<std::vector<std::size_t>> inputs_;
+  std::vector<std::vector<std::size_t>> outputs_;
+  std::vector<std::vector<std::size_t>> natural_releases_;  ///< tensors, by release operation
+  std::vector<std::vector<std::size_t>> releases_;  ///< decisions, by release access's operation
+  std::vector<std::size_t> at_start_;               ///< decisions releasing at time 0
+  std::vector<std::vector<std::size_t>> out_triggers_;
+  std::vector<std::vector<std::size_t>> in_triggers_;
+  std::vector<stretch_state> stretches_;
+  std::vector<bool> rebuilt_;  ///< recompute decisions whose tensor is back (rerun planned)
+
+  std::size_t next_op = 0;
+  std::deque<work_item> items;  ///< what runs before (and including) next_op
+  double earliest_s = 0;        ///< when the front item could start without waiting
+  bool shifted = false;         ///< an operation started later than recorded
+  double previous_end_s = 0;    ///< when the last operation ended
+  double stream_free_s = 0;     ///< when everything the stream ran so far has ended
+  bool waiting = false;         ///< the front item waits for a copy in
+
+  std::vector<memory_change> changes;
+  prediction result;
+
+  [[nodiscard]] bool done() const { return next_op == sequence_.operations.size(); }
+
+  void take(double at_s, std::size_t bytes) {
+    changes.push_back({at_s, static_cast<std::int64_t>(bytes)});
+  }
+  void give(double at_s, std::size_t bytes) {
+    changes.push_back({at_s, -static_cast<std::int64_t>(bytes)});
+  }
+
+  /// The swap decision that has tensor `t` out before operation `op`, if any.
+  [[nodiscard]] std::optional<std::size_t> swapped_before(std::size_t t, std::size_t op) const {
+    const auto k = lookup_.out_before(t, op);
+    if (k && plan_.decisions[*k].what == action::swap) return k;
+    return std::nullopt;
+  }
+
+  /// Plans the reruns that must precede operation `op`, inputs first, then `op` itself.
+  void prepare(std::size_t op) {
+    for (const auto t : inputs_[op]) plan_rebuild(t, op);
+    work_item own{op, std::nullopt, {}};
+    for (const auto t : inputs_[op]) {
+      if (const auto k = swapped_before(t, op)) own.waits_for.push_back(*k);
+    }
+    items.push_back(std::move(own));
+  }
+
+  void plan_rebuild(std::size_t t, std::size_t op) {
+    const auto k = lookup_.out_before(t, op);
+    if (!k || plan_.decisions[*k].what != action::recompute || rebuilt_[*k]) return;
+    rebuilt_[*k] = true;
+    const auto creator = *sequence_.tensors[t].created_by;
+    for (const auto input : inputs_[creator]) plan_rebuild(input, op);
+    work_item rerun{creator, *k, {}};
+    for (const auto input : inputs_[creator]) {
+      if (const auto swapped = swapped_before(input, op)) rerun.waits_for.push_back(*swapped);
+    }
+    items.push_back(std::move(rerun));
+  }
+
+  /// When the front item may start if nothing it reads is missing.
+  [[nodiscard]] double front_earliest(bool after_rerun) const {
+    const auto& front = items.front();
+    if (front.rebuilds) return stream_free_s;
+    const auto& op = sequence_.operations[front.op];
+    double recorded = op.start_s;
+    if (shifted) {
+      // The recorded gap after the previous operation's end, kept: added to its actual end (not
+      // the shift to the recorded start), so that back-to-back operations stay exactly so.
+      const auto& previous = sequence_.operations[front.op - 1];
+      recorded = previous_end_s + (op.start_s - (previous.start_s + previous.duration_s));
+    }
+    return after_rerun ? std::max(recorded, stream_free_s) : recorded;
+  }
+
+  [[nodiscard]] bool front_ready() const {
+    return std::all_of(items.front().waits_for.begin(), items.front().waits_for.end(),
+                       [&](std::size_t k) { return stretches_[k].in_done; });
+  }
+};
+
+class replay {
+ public:
+  replay(std::span<const planned_job> jobs, const cost_options& options) : options_(options) {
+    TANDEM_EXPECTS(std::isfinite(options.copy_bandwidth) && options.copy_bandwidth > 0, usage_error,
+                   "cost_options::copy_bandwidth must be a number of bytes/s > 0");
+    jobs_.reserve(jobs.size());
+    for (const auto& job : jobs) {
+      TANDEM_EXPECTS(job.sequence != nullptr && job.plan != nullptr, usage_error,
+                     "planned_job needs a sequence and a plan");
+      validate(*job.plan, *job.sequence);
+      jobs_.emplace_back(*job.sequence, *job.plan);
+    }
+  }
+
+  std::vector<prediction> run() {
+    for (std::size_t j = 0; j < jobs_.size(); ++j) start_job(j);
+    while (!events_.empty()) {
+      const auto next = events_.top();
+      events_.pop();
+      now_ = next.at_s;
+      switch (next.what) {
+        case event_kind::try_item:
+          try_item(next.index);
+          break;
+        case event_kind::copy_issued:
+          channel_queue_.push_back(next.index);
+          if (!channel_busy_) start_next_copy();
+          break;
+        case event_kind::copy_done:
+          copy_done(next.index);
+          break;
+      }
+    }
+    std::vector<prediction> out;
+    for (auto& job : jobs_) {
+      TANDEM_ASSERT(job.done(), "the replay stopped before a job's last operation");
+      finish_curve(job);
+      out.push_back(std::move(job.result));
+    }
+    return out;
+  }
+
+ private:
+  enum class event_kind : std::uint8_t { try_item, copy_issued, copy_done };
+  struct event {
+    double at_s = 0;
+    std::uint64_t order = 0;  ///< ties at one instant: first scheduled, first processed
+    event_kind what = event_kind::try_item;
+    std::size_t index = 0;  ///< the job (try_item) or the copy
+    bool operator>(const event& other) const {
+      return at_s != other.at_s ? at_s > other.at_s : order > other.order;
+    }
+  };
+
+  void schedule(double at_s, event_kind what, std::size_t index) {
+    TANDEM_ASSERT(at_s >= now_, "an event scheduled in the past");
+    events_.push({at_s, next_order_++, what, index});
+  }
+
+  void start_job(std::size_t j) {
+    auto& job = jobs_[j];
+    const auto& s = job.sequence_;
+    std::size_t held = s.other_bytes;
+    for (const auto& x : s.tensors) {
+      if (!x.created_by) held += x.bytes;
+    }
+    job.take(0, held);
+    for (const auto k : job.at_start_) release(j, k, 0);
+    if (job.done()) return;
+    job.prepare(0);
+    job.earliest_s = job.front_earliest(false);
+    schedule(job.earliest_s, event_kind::try_item, j);
+  }
+
+  void try_item(std::size_t j) {
+    auto& job = jobs_[j];
+    if (!job.front_ready()) {
+      job.waiting = true;  // a copy in completing tries again
+      return;
+    }
+    job.waiting = false;
+    const auto item = std::move(job.items.front());
+    job.items.pop_front();
+    const auto& op = job.sequence_.operations[item.op];
+    const double start = now_;
+    const double end = start + op.duration_s;
+    job.result.stall_s += start - job.earliest_s;
+    job.stream_free_s = std::max(job.stream_free_s, end);
+    if (item.rebuilds) {
+      job.take(start, job.sequence_.tensors[job.plan_.decisions[*item.rebuilds].tensor].bytes);
+      job.result.recompute_s += op.duration_s;
+    } else {
+      run_operation(j, item.op, start, end);
+    }
+    if (job.items.empty()) {
+      if (job.done()) return;
+      job.prepare(job.next_op);
+      job.earliest_s = job.front_earliest(false);
+    } else {
+      job.earliest_s = job.front_earliest(true);
+    }
+    schedule(std::max(job.earliest_s, now_), event_kind::try_item, j);
+  }
+
+  void run_operation(std::size_t j, std::size_t op, double start, double end) {
+    auto& job = jobs_[j];
+    const auto& s = job.sequence_;
+    job.shifted = job.shifted || start != s.operations[op].start_s;
+    job.previous_end_s = end;
+    job.result.iteration_s = std::max(job.result.iteration_s, end);
+    for (const auto t : job.outputs_[op]) job.take(start, s.tensors[t].bytes);
+    for (const auto t : job.natural_releases_[op]) job.give(end, s.tensors[t].bytes);
+    for (const auto k : job.releases_[op]) release(j, k, end);
+    for (const auto k : job.out_triggers_[op]) {
+      job.stretches_[k].out_trigger_s = start + job.plan_.decisions[k].swap_out.delay_s;
+      issue_copy_out(j, k);
+    }
+    for (const auto k : job.in_triggers_[op]) {
+      job.stretches_[k].in_trigger_s = start + job.plan_.decisions[k].swap_in.delay_s;
+      issue_copy_in(j, k);
+    }
+    job.next_op = op + 1;
+  }
+
+  /// Decision `k`'s tensor has had its release access, which ended at `at_s`.
+  void release(std::size_t j, std::size_t k, double at_s) {
+    auto& job = jobs_[j];
+    const auto& d = job.plan_.decisions[k];
+    if (d.what == action::recompute) {
+      job.give(at_s, job.sequence_.tensors[d.tensor].bytes);
+      return;
+    }
+    job.stretches_[k].released_s = at_s;
+    issue_copy_out(j, k);
+  }
+
+  void issue_copy_out(std::size_t j, std::size_t k) {
+    auto& state = jobs_[j].stretches_[k];
+    if (state.out_issued || !state.released_s || !state.out_trigger_s) return;
+    state.out_issued = true;
+    copies_.push_back({j, k, false, std::max(*state.released_s, *state.out_trigger_s)});
+    schedule(copies_.back().issue_s, event_kind::copy_issued, copies_.size() - 1);
+  }
+
+  void issue_copy_in(std::size_t j, std::size_t k) {
+    auto& job = jobs_[j];
+    auto& state = job.stretches_[k];
+    if (state.in_issued || !state.out_done_s || !state.in_trigger_s) return;
+    state.in_issued = true;
+    const double issue = std::max(*state.in_trigger_s, *state.out_done_s);
+    job.take(issue, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
+    copies_.push_back({j, k, true, issue});
+    schedule(issue, event_kind::copy_issued, copies_.size() - 1);
+  }
+
+  void start_next_copy() {
+    if (channel_queue_.empty()) return;
+    const auto c = channel_queue_.front();
+    channel_queue_.pop_front();
+    channel_busy_ = true;
+    const auto& moved = copies_[c];
+    const auto& job = jobs_[moved.job];
+    const auto bytes = job.sequence_.tensors[job.plan_.decisions[moved.decision].tensor].bytes;
+    schedule(now_ + static_cast<double>(bytes) / options_.copy_bandwidth, event_kind::copy_done, c);
+  }
+
+  void copy_done(std::size_t c) {
+    channel_busy_ = false;
+    start_next_copy();
+    const auto moved = copies_[c];
+    auto& job = jobs_[moved.job];
+    const auto bytes = job.sequence_.tensors[job.plan_.decisions[moved.decision].tensor].bytes;
+    auto& state = job.stretches_[moved.decision];
+    if (!moved.inbound) {
+      job.give(now_, bytes);
+      job.result.swapped_out_bytes += bytes;
+      state.out_done_s = now_;
+      issue_copy_in(moved.job, moved.decision);
+      return;
+    }
+    job.result.swapped_in_bytes += bytes;
+    state.in_done = true;
+    if (job.waiting) {
+      job.waiting = false;
+      schedule(now_, event_kind::try_item, moved.job);
+    }
+  }
+
+  static void finish_curve(job_replay& job) {
+    auto& changes = job.changes;
+    std::stable_sort(
+        changes.begin(), changes.end(),
+        [](const memory_change& a, const memory_change& b) { return a.at_s < b.at_s; });
+    // Only what is held at the end of an instant counts: releases at an instant go before the
+    // allocations at it (an operation of zero duration does not hold its inputs and outputs at
+    // once).
+    std::int64_t held = 0;
+    auto& curve = job.result.curve;
+    for (const auto& change : changes) {
+      held += change.delta;
+      if (!curve.empty() && curve.back().at_s == change.at_s) {
+        curve.back().bytes = static_cast<std::size_t>(std::max<std::int64_t>(held, 0));
+      } else {
+        curve.push_back({change.at_s, static_cast<std::size_t>(std::max<std::int64_t>(held, 0))});
+      }
+    }
+    TANDEM_ASSERT(held >= 0, "the replay released more than it held");
+    for (const auto& point : curve)
+      job.result.peak_bytes = std::max(job.result.peak_bytes, point.bytes);
+  }
+
+  cost_options options_;
+  std::vector<job_replay> jobs_;
+  std::vector<copy> copies_;
+  std::deque<std::size_t> channel_queue_;
+  bool channel_busy_ = false;
+  std::priority_queue<event, std::vector<event>, std::greater<>> events_;
+  std::uint64_t next_order_ = 0;
+  double now_ = 0;
+};
+
+}  // namespace
+
+prediction predict(const access_sequence& sequence, const plan& p, const cost_options& options) {
+  const planned_job job{&sequence, &p};
+  return predict_together(std::span<const planned_job>(&job, 1), options).front();
+}
+
+std::vector<prediction> predict_together(std::span<const planned_job> jobs,
+                                         const cost_options& options) {
+  return replay(jobs, options).run();
+}
+
+plan_measures measure(const access_sequence& sequence, const plan& p, const cost_options& options) {
+  const auto vanilla = predict(sequence, plan{}, options);
+  const auto planned = predict(sequence, p, options);
+  plan_measures m;
+  m.vanilla_peak_bytes = vanilla.peak_bytes;
+  m.planned_peak_bytes = planned.peak_bytes;
+  m.vanilla_s = vanilla.iteration_s;
+  m.planned_s = planned.iteration_s;
+  if (vanilla.peak_bytes > 0)
+    m.msr = 1.0 - static_cast<double>(planned.peak_bytes) / static_cast<double>(vanilla.peak_bytes);
+  if (vanilla.iteration_s > 0)
+    m.eor = (planned.iteration_s - vanilla.iteration_s) / vanilla.iteration_s;
+  if (m.msr <= 0) {
+    m.cbr = 0;
+  } else {
+    m.cbr = m.eor <= 0 ? std::numeric_limits<double>::infinity() : m.msr / m.eor;
+  }
+  std::set<std::size_t> swapped;
+  std::set<std::size_t> recomputed;
+  for (const auto& d : p.decisions)
+    (d.what == action::swap ? swapped : recomputed).insert(d.tensor);
+  m.swapped_tensors = swapped.size();
+  m.recomputed_tensors = recomputed.size();
+  m.bytes_moved = planned.swapped_out_bytes + planned.swapped_in_bytes;
+  return m;
+}
+
+}  // namespace tandem::footprint

@@ -1,0 +1,227 @@
+#include "tandem/footprint/plan.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "json_field.hpp"
+#include "stretches.hpp"
+#include "tandem/common/error.hpp"
+
+namespace tandem::footprint {
+
+namespace {
+
+bool persistent(const tensor& x) {
+  return !x.created_by;
+}
+
+std::string describe_op(const access_sequence& s, std::size_t op) {
+  return "operation " + std::to_string(op) + " '" + s.operations[op].name + "'";
+}
+
+std::string describe_tensor(const access_sequence& s, std::size_t t) {
+  return "tensor " + std::to_string(t) + " '" + s.tensors[t].name + "'";
+}
+
+class plan_checker {
+ public:
+  plan_checker(const plan& p, const access_sequence& s)
+      : plan_(p), sequence_(s), inputs_(detail::inputs_by_op(s)) {}
+
+  void check() {
+    for (std::size_t k = 0; k < plan_.decisions.size(); ++k) check_indices(k);
+    const detail::stretch_lookup lookup(sequence_, plan_);
+    for (std::size_t t = 0; t < sequence_.tensors.size(); ++t) check_no_overlap(lookup, t);
+    for (std::size_t k = 0; k < plan_.decisions.size(); ++k) {
+      if (plan_.decisions[k].what == action::recompute) check_rerun_inputs(lookup, k);
+    }
+  }
+
+ private:
+  [[noreturn]] void refuse(std::size_t k, const std::string& problem) const {
+    const auto t = plan_.decisions[k].tensor;
+    std::string what = "plan: decision " + std::to_string(k);
+    if (t < sequence_.tensors.size()) what += " (" + describe_tensor(sequence_, t) + ")";
+    TANDEM_FAIL(config_error, what + ": " + problem);
+  }
+
+  void check_trigger(std::size_t k, const trigger& when, const char* which,
+                     std::size_t needed_op) const {
+    if (when.op >= sequence_.operations.size())
+      refuse(k, std::string(which) + " names operation " + std::to_string(when.op) +
+                    ", but the sequence has " + std::to_string(sequence_.operations.size()) +
+                    " operations; plan again for this sequence");
+    if (!std::isfinite(when.delay_s) || when.delay_s < 0)
+      refuse(k, std::string(which) + ".delay_s must be a finite number of seconds >= 0");
+    if (when.op >= needed_op)
+      refuse(k, std::string(which) + " is triggered by " + describe_op(sequence_, when.op) +
+                    ", not before " + describe_op(sequence_, needed_op) +
+                    " that needs the tensor back; trigger it by an earlier operation");
+  }
+
+  void check_indices(std::size_t k) const {
+    const auto& d = plan_.decisions[k];
+    if (d.tensor >= sequence_.tensors.size())
+      refuse(k, "tensor " + std::to_string(d.tensor) + " does not exist (the sequence has " +
+                    std::to_string(sequence_.tensors.size()) +
+                    " tensors); plan again for this sequence");
+    const auto& x = sequence_.tensors[d.tensor];
+    const auto reads = x.read_by.size();
+    if (d.needed_at == 0 || d.needed_at > reads)
+      refuse(k, "needed_at is access " + std::to_string(d.needed_at) +
+                    ", which does not exist: " + "the tensor is read " + std::to_string(reads) +
+                    " times (accesses 1 to " + std::to_string(reads) + ")");
+    if (d.released_after >= d.needed_at)
+      refuse(k, "the stretch ends (needed_at " + std::to_string(d.needed_at) +
+                    ") before it starts (released_after " + std::to_string(d.released_after) +
+                    "); needed_at must be the access after released_after");
+    if (d.needed_at != d.released_after + 1) {
+      const auto skipped = *sequence_.access_op(d.tensor, d.released_after + 1);
+      refuse(k, "read by " + describe_op(sequence_, skipped) + " (access " +
+                    std::to_string(d.released_after + 1) +
+                    ") while out; end the stretch at that access (needed_at = released_after "
+                    "+ 1) and start another after it");
+    }
+    const auto needed_op = *sequence_.access_op(d.tensor, d.needed_at);
+    if (d.what == action::swap) {
+      check_trigger(k, d.swap_out, "swap_out", needed_op);
+      check_trigger(k, d.swap_in, "swap_in", needed_op);
+    } else if (persistent(x)) {
+      refuse(k, "a " + std::string(to_string(x.role)) +
+                    " has no creating operation to run again; swap it instead of recomputing");
+    }
+  }
+
+  void check_no_overlap(const detail::stretch_lookup& lookup, std::size_t t) const {
+    const auto& mine = lookup.decisions_of(t);
+    for (std::size_t a = 0; a < mine.size(); ++a) {
+      for (std::size_t b = a + 1; b < mine.size(); ++b) {
+        if (plan_.decisions[mine[a]].released_after == plan_.decisions[mine[b]].released_after)
+          refuse(mine[b], "its stretch overlaps decision " + std::to_string(mine[a]) +
+                              "'s (both release it after access " +
+                              std::to_string(plan_.decisions[mine[b]].released_after) +
+                              "); keep one decision per stretch");
+      }
+    }
+  }
+
+  /// The rerun of tensor `t`'s creating operation before operation `op` reads its inputs: each
+  /// must exist then and be in device memory, back by then (a swap-in due at `op`) or rebuilt
+  /// first (recomputed itself, recursively).
+  void check_rerun_inputs(const detail::stretch_lookup& lookup, std::size_t k) const {
+    const auto& d = plan_.decisions[k];
+    check_rebuildable(lookup, k, d.tensor, *sequence_.access_op(d.tensor, d.needed_at));
+  }
+
+  void check_rebuildable(const detail::stretch_lookup& lookup, std::size_t k, std::size_t t,
+                         std::size_t op) const {
+    const auto creator = *sequence_.tensors[t].created_by;
+    for (const auto input : inputs_[creator]) {
+      const auto why = "recomputing " + describe_tensor(sequence_, t) + " before " +
+                       describe_op(sequence_, op) + " runs " + describe_op(sequence_, creator) +
+                       " again, which reads " + describe_tensor(sequence_, input);
+      if (const auto released = sequence_.release_op(input); released && *released < op)
+        refuse(k, why + ", released after " + describe_op(sequence_, *released) +
+                      "; swap the tensor instead, or recompute it from a tensor that lives longer");
+      const auto out = lookup.out_before(input, op);
+      if (!out) continue;
+      const auto& other = plan_.decisions[*out];
+      const auto back_at = detail::span_of(sequence_, other).to_op;
+      if (other.what == action::recompute) {
+        check_rebuildable(lookup, k, input, op);
+      } else if (back_at != op) {
+        refuse(k, why + ", swapped out then by decision " + std::to_string(*out) + " (until " +
+                      describe_op(sequence_, back_at) +
+                      "); keep that input in memory or recompute it too");
+      }
+    }
+  }
+
+  const plan& plan_;
+  const access_sequence& sequence_;
+  std::vector<std::vector<std::size_t>> inputs_;
+};
+
+// ---- JSON ----
+
+detail::document_context context_for(const std::string& source) {
+  return {source,
+          "this is not a plan as tandem writes it: make it again with `tandem plan --json`"};
+}
+
+nlohmann::json to_json(const trigger& when) {
+  return {{"op", when.op}, {"delay_s", when.delay_s}};
+}
+
+trigger read_trigger(const detail::json_field& f) {
+  return {f["op"].count<std::size_t>(), f["delay_s"].seconds()};
+}
+
+action read_action(const detail::json_field& f) {
+  const auto text = f.text();
+  if (text == to_string(action::swap)) return action::swap;
+  if (text == to_string(action::recompute)) return action::recompute;
+  f.expected("\"swap\" or \"recompute\"");
+}
+
+}  // namespace
+
+std::string_view to_string(action a) {
+  switch (a) {
+    case action::swap:
+      return "swap";
+    case action::recompute:
+      return "recompute";
+  }
+  TANDEM_ASSERT(false, "action without a name");
+  return "";
+}
+
+void validate(const plan& p, const access_sequence& sequence) {
+  plan_checker(p, sequence).check();
+}
+
+void write_plan_json(const plan& p, std::ostream& out) {
+  nlohmann::json decisions = nlohmann::json::array();
+  for (const auto& d : p.decisions) {
+    decisions.push_back({{"tensor", d.tensor},
+                         {"action", to_string(d.what)},
+                         {"released_after", d.released_after},
+                         {"needed_at", d.needed_at},
+                         {"swap_out", to_json(d.swap_out)},
+                         {"swap_in", to_json(d.swap_in)}});
+  }
+  const nlohmann::json document{{"schema_version", plan_schema_version},
+                                {"planner", p.planner},
+                                {"model", p.model},
+                                {"batch_size", p.batch_size},
+                                {"budget_bytes", p.budget_bytes},
+                                {"decisions", decisions}};
+  out << document.dump(1) << '\n';
+}
+
+plan read_plan_json(std::istream& in, const std::string& source) {
+  const auto context = context_for(source);
+  const auto document = detail::parse_document(in, context);
+  const detail::json_field root(document, "", context);
+  detail::check_schema_version(root, plan_schema_version, "a plan", context);
+  plan p;
+  p.planner = root["planner"].text();
+  p.model = root["model"].text();
+  p.batch_size = root["batch_size"].count<std::int64_t>();
+  p.budget_bytes = root["budget_bytes"].count<std::size_t>();
+  for (const auto& f : root["decisions"].elements()) {
+    decision d;
+    d.tensor = f["tensor"].count<std::size_t>();
+    d.what = read_action(f["action"]);
+    d.released_after = f["released_after"].count<std::size_t>();
+    d.needed_at = f["needed_at"].count<std::size_t>();
+    d.swap_out = read_trigger(f["swap_out"]);
+    d.swap_in = read_trigger(f["swap_in"]);
+    p.decisions.push_back(d);
+  }
+  return p;
+}
+
+}  // namespace tandem::footprint
