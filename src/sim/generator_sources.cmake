@@ -7,6 +7,7 @@ set(TANDEM_SIM_GENERATOR_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/catalog_gnmt.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_inception.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/catalog_iteration.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_layers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_lowering.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_lstm.cpp
