@@ -58,6 +58,8 @@ struct layer {
   /// of the layer before consumes it. 0 where the input needs none (the batch) or where the
   /// gradient passes through unchanged (additions, concatenation).
   std::int64_t input_gradient_bytes = 0;
+  /// Its forward draws random numbers (dropout masks): recomputing it must replay the generator.
+  bool random = false;
 };
 
 struct network {

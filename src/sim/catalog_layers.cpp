@@ -335,6 +335,7 @@ void dropout(network& net, const std::string& name, std::int64_t elements) {
   l.forward.bytes += real(elements * mask_bytes);
   l.backward.bytes += real(elements * mask_bytes);
   l.saved_bytes = elements * mask_bytes;
+  l.random = true;
   net.add(std::move(l));
 }
 

@@ -104,6 +104,7 @@ layer decoder_frame(std::int64_t batch, std::int64_t characters) {
                   batch * 2 * prenet * mask_bytes;
   l.backward_scratch_bytes = batch * characters * attention_width * fp32_bytes;
   l.input_gradient_bytes = batch * (attention_rnn + decoder_rnn + embedding_width) * fp32_bytes;
+  l.random = true;  // the prenet's dropout
   return l;
 }
 
