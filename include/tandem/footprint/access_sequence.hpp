@@ -86,6 +86,13 @@ struct access_sequence {
   [[nodiscard]] std::vector<std::size_t> inputs_of(std::size_t op) const;
   /// The tensors operation `op` creates (its outputs), in tensor order.
   [[nodiscard]] std::vector<std::size_t> outputs_of(std::size_t op) const;
+  /// The operation at whose end tensor `t` is released: its freed_after, else its last reader,
+  /// else (never read) its creating operation; none for a persistent tensor (held throughout).
+  [[nodiscard]] std::optional<std::size_t> release_op(std::size_t t) const;
+  /// The operation of tensor `t`'s access `access`, numbered as plan.hpp's decisions number
+  /// them: 0 its creation (none for a persistent tensor: the iteration's start), i >= 1 its
+  /// i-th read.
+  [[nodiscard]] std::optional<std::size_t> access_op(std::size_t t, std::size_t access) const;
 };
 
 /// Throws config_error naming the tensor or operation for a sequence that contradicts itself:

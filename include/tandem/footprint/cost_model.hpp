@@ -33,7 +33,7 @@ struct memory_point {
 };
 
 struct prediction {
-  double iteration_s = 0;     ///< when the last operation ends
+  double iteration_s = 0;      ///< when the last operation ends
   std::size_t peak_bytes = 0;  ///< the most held at once, other_bytes included
   std::vector<memory_point> curve;
   double stall_s = 0;      ///< operations waiting for swap-ins
