@@ -13,10 +13,14 @@
 //   by its own backward; an output only its readers' forwards need is `temporary`;
 // * what a layer saves besides is read by its own backward;
 // * the gradient with respect to a layer's input is read by the backward of the layer before;
-// * a parameter is read by its layer's forward and backward and by the optimizer's step (a
-//   recurrence's steps and tied layers read weights the catalogue declares on another layer);
+// * a parameter is read by the forward and backward of its layer and of the layers that share
+//   it (a recurrence's steps, later decoder frames, tied layers: `reads_parameters_of`), and by
+//   the optimizer's step;
 // * its gradient is kept between iterations and zeroed in place, as the lowering keeps it: made
-//   by zero_grad, read (accumulated into) by the layer's backward, read by the step;
+//   by zero_grad, read (accumulated into) by the backward of its layer and of the layers that
+//   share it, read by the step. A recurrence's steps leave the weight gradients to the input
+//   projection's backward (cuDNN's schedule), so their reads are one too many: that keeps the
+//   gradient resident longer than needed, never too short;
 // * the optimizer's state is read by the step; buffers (batch norm's statistics) are
 //   other_bytes, held throughout and read by no operation the planners could move.
 
@@ -173,18 +177,37 @@ std::vector<std::string> state_names(optimizer_kind optimizer) {
   return {"momentum_buffer"};
 }
 
+/// Per layer, the layers that read its parameters besides itself.
+std::vector<std::vector<std::size_t>> sharers_of(const network& net) {
+  std::vector<std::vector<std::size_t>> sharers(net.layers.size());
+  for (std::size_t j = 0; j < net.layers.size(); ++j) {
+    const std::size_t owner = net.layers[j].reads_parameters_of;
+    if (owner == no_layer) continue;
+    TANDEM_ASSERT(owner < net.layers.size() && owner != j,
+                  net.layers[j].name + " reads the parameters of a layer that does not exist");
+    sharers[owner].push_back(j);
+  }
+  return sharers;
+}
+
 void add_layer_tensors(sequence_builder& b, const network& net, std::size_t i, const schedule& s,
-                       optimizer_kind optimizer) {
+                       const std::vector<std::size_t>& sharers, optimizer_kind optimizer) {
   using role = fp::tensor_role;
   const layer& l = net.layers[i];
   const std::size_t forward = s.forward[i];
   const std::size_t backward = s.backward[i];
 
+  std::vector<std::size_t> parameter_readers = {forward, backward, s.step};
+  std::vector<std::size_t> gradient_readers = {backward, s.step};
+  for (const auto j : sharers) {
+    parameter_readers.insert(parameter_readers.end(), {s.forward[j], s.backward[j]});
+    gradient_readers.push_back(s.backward[j]);
+  }
   for (std::size_t k = 0; k < l.parameters.size(); ++k) {
     const std::string name = l.name + ".parameter" + std::to_string(k);
     const std::int64_t bytes = l.parameters[k] * fp32_bytes;
-    b.add(name, bytes, role::parameter, no_op, {forward, backward, s.step}, no_op);
-    b.add(name + ".grad", bytes, role::gradient, s.zero_grad, {backward, s.step}, s.step);
+    b.add(name, bytes, role::parameter, no_op, parameter_readers, no_op);
+    b.add(name + ".grad", bytes, role::gradient, s.zero_grad, gradient_readers, s.step);
     for (const auto& state : state_names(optimizer)) {
       b.add(name + "." + state, bytes, role::optimizer_state, no_op, {s.step}, no_op);
     }
@@ -224,8 +247,9 @@ footprint::access_sequence access_sequence_of(const network& net, const std::str
   const iteration_op zero = zero_grad(net);
   const iteration_op step = optimizer_step(net, optimizer);
   const schedule s = run_iteration(b, net, zero, step);
+  const auto sharers = sharers_of(net);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
-    add_layer_tensors(b, net, i, s, optimizer);
+    add_layer_tensors(b, net, i, s, sharers[i], optimizer);
     for (const auto bytes : net.layers[i].buffer_bytes) {
       sequence.other_bytes += static_cast<std::size_t>(bytes);
     }

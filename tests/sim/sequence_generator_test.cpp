@@ -263,6 +263,28 @@ TEST(AccessSequences, LayersReadTheirInputsParametersAndSavedTensors) {
   EXPECT_EQ(s.other_bytes, 2u * 4 * (16 * 7 + 32 * 6 + 64 * 6) + 19 * 8);
 }
 
+TEST(AccessSequences, SharedWeightsAreReadWhereverTheyAreUsed) {
+  // Every time step of an LSTM reads the recurrent weights declared on its input projection.
+  const auto lstm = generate_access_sequence(request("lstm", 4), v100());
+  const auto& recurrent = tensor_named(lstm, "lstm0.input.parameter1");
+  for (const std::string step : {"lstm0.t0", "lstm0.t17"}) {
+    for (const std::string direction : {".forward", ".backward"}) {
+      const auto op = op_named(lstm, step + direction);
+      EXPECT_TRUE(std::ranges::binary_search(recurrent.read_by, op)) << step << direction;
+    }
+  }
+  // RHN's softmax reads the embedding's table (tied), and accumulates into its gradient.
+  const auto rhn = generate_access_sequence(request("rhn", 4), v100());
+  const auto softmax_back = op_named(rhn, "softmax.backward");
+  EXPECT_TRUE(std::ranges::binary_search(tensor_named(rhn, "embedding.parameter0").read_by,
+                                         op_named(rhn, "softmax.forward")));
+  EXPECT_TRUE(std::ranges::binary_search(tensor_named(rhn, "embedding.parameter0.grad").read_by,
+                                         softmax_back));
+  // Its own parameter is its bias alone (10,000 classes).
+  EXPECT_EQ(tensor_named(rhn, "softmax.parameter0").bytes, 10000u * 4);
+  EXPECT_TRUE(tensors_named(rhn, "softmax.parameter1").empty());
+}
+
 TEST(AccessSequences, DropoutDrawsRandomNumbersInItsForwardOnly) {
   const auto s = generate_access_sequence(request("bert_base", 2), v100());
   int random = 0;
