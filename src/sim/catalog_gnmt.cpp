@@ -73,9 +73,11 @@ network build_gnmt(const model_args& args) {
   const std::int64_t rows = net.batch * spec.length;
   input_tokens(net, 2 * spec.length, spec.length);
   embedding(net, "encoder.embedding", rows, vocabulary, spec.hidden);
+  const std::size_t table = net.last_index();
   encoder(net, spec, layers);
   embedding(net, "decoder.embedding", rows, vocabulary, spec.hidden);
   net.layers.back().parameters.clear();  // shared with the encoder's
+  net.layers.back().reads_parameters_of = table;
   decoder(net, spec, layers);
   linear(net, "classifier", rows, spec.hidden, vocabulary);
   net.release_last_after_next();

@@ -39,6 +39,8 @@ struct work {
 
 /// A layer whose output backward needs keeps it until its own backward has run.
 inline constexpr std::size_t kept_for_backward = std::numeric_limits<std::size_t>::max();
+/// No layer: where a layer reads only the parameters it declares.
+inline constexpr std::size_t no_layer = std::numeric_limits<std::size_t>::max();
 
 struct layer {
   std::string name;
@@ -58,6 +60,13 @@ struct layer {
   /// of the layer before consumes it. 0 where the input needs none (the batch) or where the
   /// gradient passes through unchanged (additions, concatenation).
   std::int64_t input_gradient_bytes = 0;
+  /// Its forward draws random numbers (dropout masks): recomputing it must replay the generator.
+  bool random = false;
+  /// The layer whose parameters this one also reads, forward and backward: a recurrence's steps
+  /// the weights declared on its input projection, later decoder frames the first frame's, a
+  /// tied layer the embedding's table. The access sequence's reads only; work and memory are
+  /// counted where the parameters are declared.
+  std::size_t reads_parameters_of = no_layer;
 };
 
 struct network {

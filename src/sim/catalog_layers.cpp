@@ -267,7 +267,8 @@ void linear(network& net, const std::string& name, std::int64_t rows, std::int64
   layer l;
   l.name = name;
   l.kind = op_kind::matmul;
-  if (!options.tied_weight) l.parameters.push_back(in * out);
+  if (options.tied_to == no_layer) l.parameters.push_back(in * out);
+  l.reads_parameters_of = options.tied_to;
   if (options.bias) l.parameters.push_back(out);
   const double blocks = gemm_tiles(rows, out);
   l.forward = make_work(flops, in_bytes + out_bytes + weight_bytes, blocks, 1);
@@ -335,6 +336,7 @@ void dropout(network& net, const std::string& name, std::int64_t elements) {
   l.forward.bytes += real(elements * mask_bytes);
   l.backward.bytes += real(elements * mask_bytes);
   l.saved_bytes = elements * mask_bytes;
+  l.random = true;
   net.add(std::move(l));
 }
 

@@ -85,16 +85,17 @@ void global_average_pool(network& net, const std::string& name, image in);
 struct linear_options {
   bool bias = true;
   bool input_needs_gradient = true;  ///< false when the input is the batch
-  bool tied_weight = false;          ///< the weight is another layer's (counted there)
+  /// The layer whose weight this one uses (counted there), or no_layer for a weight of its own.
+  std::size_t tied_to = no_layer;
 };
 [[nodiscard]] inline linear_options without_bias() {
   linear_options o;
   o.bias = false;
   return o;
 }
-[[nodiscard]] inline linear_options with_tied_weight() {
+[[nodiscard]] inline linear_options with_weight_of(std::size_t layer) {
   linear_options o;
-  o.tied_weight = true;
+  o.tied_to = layer;
   return o;
 }
 /// A linear layer on `rows` inputs (batch x positions) of `in` features.

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "catalog_cost.hpp"
+#include "catalog_iteration.hpp"
 #include "catalog_layers.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
@@ -19,10 +20,6 @@ namespace {
 using memory::alloc_kind;
 
 constexpr std::size_t step_alignment = 512;
-/// Tensors one multi-tensor-apply launch of PyTorch's foreach optimizers takes, and elements
-/// (its launches also split large tensors into chunks).
-constexpr std::int64_t tensors_per_launch = 110;
-constexpr std::int64_t elements_per_launch = std::int64_t{1} << 24;
 
 class iteration_builder {
  public:
@@ -70,20 +67,6 @@ class iteration_builder {
   std::int64_t most_live_ = 0;
 };
 
-struct parameter_totals {
-  std::int64_t tensors = 0;
-  std::int64_t elements = 0;
-};
-
-parameter_totals totals(const network& net) {
-  parameter_totals t;
-  for (const auto& l : net.layers) {
-    t.tensors += static_cast<std::int64_t>(l.parameters.size());
-    for (const auto e : l.parameters) t.elements += e;
-  }
-  return t;
-}
-
 /// Parameters and buffers as the model builds them, then the gradients (made by the first
 /// backward), then the optimizer's state (made by the first step).
 std::vector<std::size_t> persistent_tensors(const network& net, optimizer_kind optimizer) {
@@ -96,24 +79,10 @@ std::vector<std::size_t> persistent_tensors(const network& net, optimizer_kind o
     }
     for (const auto b : l.buffer_bytes) tensors.push_back(static_cast<std::size_t>(b));
   }
-  const int states = optimizer == optimizer_kind::adam ? 2 : 1;
-  for (int copy = 0; copy < 1 + states; ++copy) {
+  for (int copy = 0; copy < 1 + optimizer_states(optimizer); ++copy) {
     tensors.insert(tensors.end(), parameters.begin(), parameters.end());
   }
   return tensors;
-}
-
-/// A foreach pass over every parameter reading and writing `bytes_per_element` per element.
-work foreach_pass(const parameter_totals& p, double bytes_per_element, int passes) {
-  work w;
-  w.flops = 4.0 * static_cast<double>(p.elements);
-  w.bytes = bytes_per_element * static_cast<double>(p.elements);
-  w.blocks = elementwise_blocks(p.elements);
-  const std::int64_t launches =
-      std::max({std::int64_t{1}, (p.tensors + tensors_per_launch - 1) / tensors_per_launch,
-                (p.elements + elements_per_launch - 1) / elements_per_launch});
-  w.kernels = passes * static_cast<int>(launches);
-  return w;
 }
 
 void forward_pass(iteration_builder& it, const network& net) {
@@ -131,7 +100,7 @@ void forward_pass(iteration_builder& it, const network& net) {
     it.allocate(l.output_bytes, kept ? alloc_kind::feature_map : alloc_kind::temporary);
     it.allocate(l.saved_bytes, alloc_kind::feature_map);
     it.allocate(l.forward_scratch_bytes, alloc_kind::temporary);
-    it.run(l.name + ".forward", l.kind, l.forward);
+    it.run(forward_name(l), l.kind, l.forward);
     it.release(l.forward_scratch_bytes, alloc_kind::temporary);
     for (const auto j : released_after[i]) {
       it.release(net.layers[j].output_bytes, alloc_kind::temporary);
@@ -145,7 +114,7 @@ void backward_pass(iteration_builder& it, const network& net) {
     const layer& l = net.layers[i];
     it.allocate(l.input_gradient_bytes, alloc_kind::gradient);
     it.allocate(l.backward_scratch_bytes, alloc_kind::temporary);
-    it.run(l.name + ".backward", l.kind, l.backward);
+    it.run(backward_name(l), l.kind, l.backward);
     it.release(l.backward_scratch_bytes, alloc_kind::temporary);
     it.release(pending_gradient, alloc_kind::gradient);
     pending_gradient = l.input_gradient_bytes;
@@ -157,17 +126,11 @@ void backward_pass(iteration_builder& it, const network& net) {
   it.release(pending_gradient, alloc_kind::gradient);
 }
 
-void optimizer_step(iteration_builder& it, const parameter_totals& p, optimizer_kind optimizer) {
-  if (optimizer == optimizer_kind::sgd) {
-    // momentum = 0.9 m + g; p -= lr m: reads p, g, m and writes m, p.
-    it.run("optimizer.step", op_kind::optimizer, foreach_pass(p, 5.0 * fp32_bytes, 3));
-    return;
-  }
-  // Adam's foreach implementation also makes sqrt(v) for every parameter at once.
-  const std::int64_t sqrt_bytes = p.elements * fp32_bytes;
-  it.allocate(sqrt_bytes, alloc_kind::temporary);
-  it.run("optimizer.step", op_kind::optimizer, foreach_pass(p, 9.0 * fp32_bytes, 8));
-  it.release(sqrt_bytes, alloc_kind::temporary);
+/// zero_grad or the optimizer's step, with its scratch.
+void run_step(iteration_builder& it, const iteration_op& op) {
+  it.allocate(op.scratch_bytes, alloc_kind::temporary);
+  it.run(op.name, op_kind::optimizer, op.cost);
+  it.release(op.scratch_bytes, alloc_kind::temporary);
 }
 
 }  // namespace
@@ -180,12 +143,11 @@ job_profile lower(const network& net, const std::string& model, optimizer_kind o
   profile.batch_size = net.batch;
   profile.source = "generated for " + gpu.name;
   profile.persistent_tensors = persistent_tensors(net, optimizer);
-  const parameter_totals p = totals(net);
   // The gradients stay allocated between iterations and are zeroed in place.
-  it.run("zero_grad", op_kind::optimizer, foreach_pass(p, 1.0 * fp32_bytes, 1));
+  run_step(it, zero_grad(net));
   forward_pass(it, net);
   backward_pass(it, net);
-  optimizer_step(it, p, optimizer);
+  run_step(it, optimizer_step(net, optimizer));
   return it.finish();
 }
 

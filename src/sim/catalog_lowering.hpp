@@ -5,15 +5,11 @@
 #include <string>
 
 #include "catalog_graph.hpp"
+#include "catalog_iteration.hpp"
 #include "tandem/sim/gpu_spec.hpp"
 #include "tandem/sim/job_profile.hpp"
 
 namespace tandem::sim::catalog {
-
-enum class optimizer_kind : std::uint8_t {
-  sgd,   ///< with momentum: one state tensor per parameter
-  adam,  ///< two state tensors per parameter
-};
 
 /// One solo iteration of `net` (named `model`) trained by `optimizer` on `gpu`.
 [[nodiscard]] job_profile lower(const network& net, const std::string& model,

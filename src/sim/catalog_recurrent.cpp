@@ -58,6 +58,7 @@ void add_steps(network& net, const std::string& name, const recurrent_spec& spec
     const double n = real(count);
     layer l = per_step;
     l.name = name + ".t" + std::to_string(first);
+    l.reads_parameters_of = projection;
     l.forward.flops *= n;
     l.forward.bytes *= n;
     l.forward.kernels *= static_cast<int>(count);

@@ -19,6 +19,7 @@ network build_rhn(const model_args& args) {
   const std::int64_t rows = net.batch * length;
   input_tokens(net, length, length);
   embedding(net, "embedding", rows, vocabulary, hidden);
+  const std::size_t table = net.last_index();
   dropout(net, "input.dropout", rows * hidden);
   recurrent_spec spec;
   spec.steps = length;
@@ -27,7 +28,7 @@ network build_rhn(const model_args& args) {
   spec.steps_per_op = steps_per_op_for(length, 1);
   rhn(net, "rhn", spec, args.integer("depth"));
   dropout(net, "output.dropout", rows * hidden);
-  linear(net, "softmax", rows, hidden, vocabulary, with_tied_weight());
+  linear(net, "softmax", rows, hidden, vocabulary, with_weight_of(table));
   net.release_last_after_next();
   cross_entropy(net, "loss", rows, vocabulary);
   return net;

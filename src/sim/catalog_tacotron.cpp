@@ -104,6 +104,7 @@ layer decoder_frame(std::int64_t batch, std::int64_t characters) {
                   batch * 2 * prenet * mask_bytes;
   l.backward_scratch_bytes = batch * characters * attention_width * fp32_bytes;
   l.input_gradient_bytes = batch * (attention_rnn + decoder_rnn + embedding_width) * fp32_bytes;
+  l.random = true;  // the prenet's dropout
   return l;
 }
 
@@ -112,11 +113,16 @@ void decoder(network& net, std::int64_t characters, std::int64_t frames) {
          without_bias());
   const layer frame = decoder_frame(net.batch, characters);
   const std::int64_t per_op = steps_per_op_for(frames, 1);
+  const std::size_t first_frame = net.layers.size();
   for (std::int64_t first = 0; first < frames; first += per_op) {
     const std::int64_t count = std::min(per_op, frames - first);
     layer l = frame;
     l.name = "decoder.frame" + std::to_string(first);
-    if (first == 0) l.parameters = decoder_parameters();
+    if (first == 0) {
+      l.parameters = decoder_parameters();
+    } else {
+      l.reads_parameters_of = first_frame;
+    }
     for (work* w : {&l.forward, &l.backward}) {
       w->flops *= real(count);
       w->bytes *= real(count);

@@ -82,9 +82,9 @@ void next_sentence_head(network& net, std::int64_t hidden) {
 }
 
 /// BERT's masked-token head on `rows` gathered positions; the decoder's weight is the word
-/// embedding's.
+/// embedding's (layer `words`).
 void masked_token_head(network& net, std::int64_t rows, std::int64_t hidden,
-                       std::int64_t vocabulary) {
+                       std::int64_t vocabulary, std::size_t words) {
   layer gather;
   gather.name = "masked_positions";
   gather.kind = op_kind::embedding;
@@ -99,7 +99,7 @@ void masked_token_head(network& net, std::int64_t rows, std::int64_t hidden,
   linear(net, "mlm.transform", rows, hidden, hidden);
   activation_layer(net, "mlm.gelu", rows * hidden);
   layer_norm(net, "mlm.norm", rows, hidden);
-  linear(net, "mlm.decoder", rows, hidden, vocabulary, with_tied_weight());
+  linear(net, "mlm.decoder", rows, hidden, vocabulary, with_weight_of(words));
   net.release_last_after_next();
   cross_entropy(net, "mlm.loss", rows, vocabulary);
 }
@@ -145,7 +145,7 @@ network build_bert_base(const model_args& args) {
   dropout(net, "embeddings.dropout", rows * hidden);
   encoder(net, args, true);
   next_sentence_head(net, hidden);
-  masked_token_head(net, net.batch * masked, hidden, vocabulary);
+  masked_token_head(net, net.batch * masked, hidden, vocabulary, first);
   return net;
 }
 

@@ -7,6 +7,7 @@ set(TANDEM_SIM_GENERATOR_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/catalog_gnmt.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_graph.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_inception.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/catalog_iteration.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_layers.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_lowering.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_lstm.cpp
@@ -17,6 +18,7 @@ set(TANDEM_SIM_GENERATOR_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/catalog_registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_resnet.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_rhn.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/catalog_sequence.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_tacotron.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_transformer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_vgg16.cpp

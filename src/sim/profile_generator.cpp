@@ -1,11 +1,14 @@
 // The generator's entry points: the registry finds and checks the model, its builder describes
-// the network, the lowering times it on the GPU and lays out its memory.
+// the network, the lowering times it on the GPU and lays out its memory (or the access sequence
+// tells the same iteration tensor by tensor).
 
 #include "tandem/sim/profile_generator.hpp"
 
 #include "catalog_lowering.hpp"
 #include "catalog_registry.hpp"
+#include "catalog_sequence.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/sim/sequence_generator.hpp"
 
 namespace tandem::sim {
 namespace {
@@ -53,6 +56,12 @@ std::vector<std::string> generated_model_option_names(const std::string& model) 
 job_profile generate_profile(const model_request& request, const gpu_spec& gpu) {
   const auto optimizer = optimizer_of(request.optimizer);
   return catalog::lower(network_of(request), request.model, optimizer, gpu);
+}
+
+footprint::access_sequence generate_access_sequence(const model_request& request,
+                                                    const gpu_spec& gpu) {
+  const auto optimizer = optimizer_of(request.optimizer);
+  return catalog::access_sequence_of(network_of(request), request.model, optimizer, gpu);
 }
 
 void check_request(const model_request& request) {
