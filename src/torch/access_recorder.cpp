@@ -105,6 +105,7 @@ void access_recorder::begin() {
   sequence_ = {};
   live_.clear();
   persistent_.clear();
+  kept_gradients_.clear();
   created_between_.clear();
   depth_ = 0;
   phase_ = footprint::phase::forward;
@@ -185,6 +186,12 @@ std::size_t access_recorder::persistent_tensor(const void* storage, std::size_t 
              : phase_ == footprint::phase::backward ? footprint::tensor_role::gradient
                                                     : footprint::tensor_role::parameter;
   }
+  // A gradient kept between iterations is zeroed or overwritten in each: modelled as made by the
+  // operation that touches it first and held to the end (as the catalogue's sequences do).
+  if (t.role == footprint::tensor_role::gradient) {
+    t.created_by = sequence_.operations.size() - 1;
+    kept_gradients_.push_back(sequence_.tensors.size());
+  }
   sequence_.tensors.push_back(std::move(t));
   persistent_.emplace(storage, sequence_.tensors.size() - 1);
   return sequence_.tensors.size() - 1;
@@ -234,12 +241,19 @@ footprint::access_sequence access_recorder::end(std::string model, std::int64_t 
   const auto last = sequence.operations.empty() ? 0 : sequence.operations.size() - 1;
   // Still held at the end (the loss, gradients kept for the next iteration): held to the end.
   for (const auto& [offset, tensor] : live_) sequence.tensors[tensor].freed_after = last;
+  std::vector<bool> kept(sequence.tensors.size(), false);
+  for (const auto tensor : kept_gradients_) {
+    sequence.tensors[tensor].freed_after = last;
+    kept[tensor] = true;
+  }
   live_.clear();
+  kept_gradients_.clear();
   // Made outside every operation after the last one (nothing reads them): by the last.
   for (const auto t : created_between_) sequence.tensors[t].created_by = last;
   created_between_.clear();
-  for (auto& t : sequence.tensors) {
-    if (!t.created_by) continue;
+  for (std::size_t i = 0; i < sequence.tensors.size(); ++i) {
+    auto& t = sequence.tensors[i];
+    if (!t.created_by || kept[i]) continue;
     const auto made_in = sequence.operations[*t.created_by].where;
     const auto kind = t.role == footprint::tensor_role::gradient ? memory::alloc_kind::gradient
                                                                  : memory::alloc_kind::unknown;

@@ -11,6 +11,7 @@
 
 #include "tandem/common/units.hpp"
 #include "tandem/device/cpu_backend.hpp"
+#include "tandem/footprint/cost_model.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
 #include "tandem/torch/cpu_allocator.hpp"
@@ -141,6 +142,7 @@ TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
   const auto sequence = recorder.end("resnet20", 16);
   pool.set_trace_sink(nullptr);
 
+  EXPECT_NO_THROW(footprint::validate(sequence));
   std::map<footprint::phase, int> ops;
   for (const auto& op : sequence.operations) ++ops[op.where];
   EXPECT_GT(ops[footprint::phase::forward], 20);
@@ -165,6 +167,10 @@ TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
   const auto peak = brute_force_peak(sequence);
   const auto measured = pool.stats(job).peak_live_bytes;
   EXPECT_GT(before.peak_live_bytes, 0u);
+  // The cost model replays it as it ran: the same length and the same peak.
+  const auto vanilla = footprint::predict(sequence, footprint::plan{});
+  EXPECT_NEAR(vanilla.iteration_s, sequence.iteration_s(), 1e-9);
+  EXPECT_EQ(vanilla.peak_bytes, peak);
   EXPECT_NEAR(static_cast<double>(peak), static_cast<double>(measured),
               0.05 * static_cast<double>(measured))
       << "sequence " << format_bytes(peak) << ", pool " << format_bytes(measured);

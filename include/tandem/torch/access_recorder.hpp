@@ -85,6 +85,7 @@ class access_recorder final : public memory::trace_sink, public saved_tensor_han
     footprint::tensor_role role;
   };
   std::unordered_map<const void*, named> names_;  ///< storage -> what the loop said it is
+  std::vector<std::size_t> kept_gradients_;       ///< gradients that outlive the iteration
   std::vector<std::size_t> created_between_;  ///< allocated outside every operation: by the next
   std::unique_ptr<saved_tensor_scope> saved_scope_;
 };
