@@ -12,6 +12,7 @@
 #include "tandem/common/units.hpp"
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/footprint/cost_model.hpp"
+#include "tandem/footprint/planner.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
 #include "tandem/torch/cpu_allocator.hpp"
@@ -171,6 +172,13 @@ TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
   const auto vanilla = footprint::predict(sequence, footprint::plan{});
   EXPECT_NEAR(vanilla.iteration_s, sequence.iteration_s(), 1e-9);
   EXPECT_EQ(vanilla.peak_bytes, peak);
+  // Every planner plans the real iteration: a valid plan that does not raise the peak.
+  for (const auto& name : footprint::planner_names()) {
+    const auto planner = footprint::make_planner(name);
+    const auto plan = planner->make_plan(sequence, {.budget_bytes = peak * 3 / 4, .costs = {}});
+    EXPECT_NO_THROW(footprint::validate(plan, sequence)) << name;
+    EXPECT_LE(footprint::predict(sequence, plan).peak_bytes, peak) << name;
+  }
   EXPECT_NEAR(static_cast<double>(peak), static_cast<double>(measured),
               0.05 * static_cast<double>(measured))
       << "sequence " << format_bytes(peak) << ", pool " << format_bytes(measured);
