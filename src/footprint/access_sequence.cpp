@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "json_field.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/common/json_field.hpp"
 
 namespace tandem::footprint {
 
@@ -108,14 +108,14 @@ void validate_tensor(const access_sequence& s, std::size_t t) {
 
 // ---- JSON ----
 
-detail::document_context context_for(const std::string& source) {
+document_context context_for(const std::string& source) {
   return {source,
           "this is not an access sequence as tandem writes it: record it again with "
           "`tandem profile` or generate it with the simulator's catalogue"};
 }
 
 template <typename Enum, std::size_t N>
-Enum read_enum(const detail::json_field& f, const std::array<const char*, N>& names) {
+Enum read_enum(const json_field& f, const std::array<const char*, N>& names) {
   const auto text = f.text();
   for (std::size_t i = 0; i < N; ++i) {
     if (text == names[i]) return static_cast<Enum>(i);
@@ -215,9 +215,9 @@ void write_access_sequence_json(const access_sequence& sequence, std::ostream& o
 
 access_sequence read_access_sequence_json(std::istream& in, const std::string& source) {
   const auto context = context_for(source);
-  const auto document = detail::parse_document(in, context);
-  const detail::json_field root(document, "", context);
-  detail::check_schema_version(root, access_sequence_schema_version, "an access sequence", context);
+  const auto document = parse_document(in, context);
+  const json_field root(document, "", context);
+  check_schema_version(root, access_sequence_schema_version, "an access sequence", context);
   access_sequence s;
   s.model = root["model"].text();
   s.batch_size = root["batch_size"].count<std::int64_t>();

@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "json_field.hpp"
 #include "stretches.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/common/json_field.hpp"
 
 namespace tandem::footprint {
 
@@ -145,7 +145,7 @@ class plan_checker {
 
 // ---- JSON ----
 
-detail::document_context context_for(const std::string& source) {
+document_context context_for(const std::string& source) {
   return {source,
           "this is not a plan as tandem writes it: make it again with `tandem plan --json`"};
 }
@@ -154,11 +154,11 @@ nlohmann::json to_json(const trigger& when) {
   return {{"op", when.op}, {"delay_s", when.delay_s}};
 }
 
-trigger read_trigger(const detail::json_field& f) {
+trigger read_trigger(const json_field& f) {
   return {f["op"].count<std::size_t>(), f["delay_s"].seconds()};
 }
 
-action read_action(const detail::json_field& f) {
+action read_action(const json_field& f) {
   const auto text = f.text();
   if (text == to_string(action::swap)) return action::swap;
   if (text == to_string(action::recompute)) return action::recompute;
@@ -203,9 +203,9 @@ void write_plan_json(const plan& p, std::ostream& out) {
 
 plan read_plan_json(std::istream& in, const std::string& source) {
   const auto context = context_for(source);
-  const auto document = detail::parse_document(in, context);
-  const detail::json_field root(document, "", context);
-  detail::check_schema_version(root, plan_schema_version, "a plan", context);
+  const auto document = parse_document(in, context);
+  const json_field root(document, "", context);
+  check_schema_version(root, plan_schema_version, "a plan", context);
   plan p;
   p.planner = root["planner"].text();
   p.model = root["model"].text();

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "tandem/common/error.hpp"
+#include "tandem/common/json_field.hpp"
 #include "tandem/runtime/input_file.hpp"
 #include "tandem/runtime/profile.hpp"
 #include "tandem/runtime/workload_limits.hpp"
@@ -40,84 +41,12 @@ nlohmann::json to_json(const iteration_detail& detail) {
 
 // ---- reading ----
 
-/// A value of the document and where it is (`jobs[1].setup_s`), so that every complaint names
-/// the field and says what it should hold.
-class field {
- public:
-  field(const nlohmann::json& value, std::string path, const std::string& source)
-      : value_(value), path_(std::move(path)), source_(source) {}
+/// What to do about a malformed profile: every field's complaint ends with it.
+const char* const not_a_profile =
+    "this is not a profile as `tandem profile` writes it (see docs/profile-format.md): re-run "
+    "`tandem profile WORKLOAD --out FILE`";
 
-  [[nodiscard]] const nlohmann::json& json() const { return value_; }
-
-  [[noreturn]] void fail(const std::string& problem) const {
-    throw config_error(source_ + ": " + (path_.empty() ? "the document" : path_) + ": " + problem +
-                       "; this is not a profile as `tandem profile` writes it (see "
-                       "docs/profile-format.md): re-run `tandem profile WORKLOAD --out FILE`");
-  }
-  [[noreturn]] void expected(const std::string& what) const {
-    auto shown = value_.dump();
-    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
-    fail("expected " + what + ", got " + shown);
-  }
-
-  /// The member `key` of this object; missing is an error.
-  [[nodiscard]] field operator[](const char* key) const {
-    if (!value_.is_object()) expected("an object");
-    const auto found = value_.find(key);
-    const auto path = path_.empty() ? std::string(key) : path_ + "." + key;
-    if (found == value_.end()) field(value_, path, source_).fail("missing");
-    return {*found, path, source_};
-  }
-
-  /// The elements of this array (of exactly `count` elements when given, with `shape` saying
-  /// what they are).
-  [[nodiscard]] std::vector<field> elements(const std::string& shape = "an array",
-                                            std::size_t count = 0) const {
-    if (!value_.is_array() || (count != 0 && value_.size() != count)) expected(shape);
-    std::vector<field> out;
-    out.reserve(value_.size());
-    for (std::size_t i = 0; i < value_.size(); ++i)
-      out.emplace_back(value_[i], path_ + "[" + std::to_string(i) + "]", source_);
-    return out;
-  }
-
-  [[nodiscard]] std::string text() const {
-    if (!value_.is_string()) expected("a string");
-    return value_.get<std::string>();
-  }
-  [[nodiscard]] double seconds() const {
-    if (!value_.is_number() || !std::isfinite(value_.get<double>()) || value_.get<double>() < 0)
-      expected("a number of seconds >= 0");
-    return value_.get<double>();
-  }
-  /// A whole number >= 0 that fits `T`.
-  template <typename T>
-  [[nodiscard]] T count(const std::string& what = "a whole number >= 0") const {
-    if (!value_.is_number_unsigned() ||
-        value_.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<T>::max()})
-      expected(what);
-    return static_cast<T>(value_.get<std::uint64_t>());
-  }
-  [[nodiscard]] std::int64_t signed_bytes() const {
-    if (!value_.is_number_integer() ||
-        (value_.is_number_unsigned() &&
-         value_.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()}))
-      expected("a whole number of bytes");
-    return value_.get<std::int64_t>();
-  }
-  [[nodiscard]] std::int64_t positive() const {
-    const auto n = count<std::int64_t>("a whole number >= 1");
-    if (n < 1) expected("a whole number >= 1");
-    return n;
-  }
-
- private:
-  const nlohmann::json& value_;
-  std::string path_;
-  const std::string& source_;
-};
-
-allocation_step read_allocation(const field& f) {
+allocation_step read_allocation(const json_field& f) {
   const auto parts = f.elements("[time_s, delta_bytes, kind]", 3);
   const auto kind = memory::parse_alloc_kind(parts[2].text());
   if (!kind)
@@ -125,17 +54,17 @@ allocation_step read_allocation(const field& f) {
   return {parts[0].seconds(), parts[1].signed_bytes(), *kind};
 }
 
-schedule::usage_step read_held_step(const field& f) {
+schedule::usage_step read_held_step(const json_field& f) {
   const auto parts = f.elements("[time_s, delta_bytes]", 2);
   return {parts[0].seconds(), parts[1].signed_bytes()};
 }
 
-operation_record read_operation(const field& f) {
+operation_record read_operation(const json_field& f) {
   const auto parts = f.elements("[name, start_s, duration_s]", 3);
   return {parts[0].text(), parts[1].seconds(), parts[2].seconds()};
 }
 
-iteration_detail read_detail(const field& f) {
+iteration_detail read_detail(const json_field& f) {
   iteration_detail detail;
   for (const auto& step : f["allocations"].elements())
     detail.allocations.push_back(read_allocation(step));
@@ -148,7 +77,7 @@ iteration_detail read_detail(const field& f) {
   return detail;
 }
 
-std::string read_status(const field& f) {
+std::string read_status(const json_field& f) {
   auto status = f.text();
   if (status != "completed" && status != "failed" && status != "stopped") {
     f.expected("\"completed\", \"failed\" or \"stopped\"");
@@ -156,7 +85,7 @@ std::string read_status(const field& f) {
   return status;
 }
 
-job_profile read_job(const field& f) {
+job_profile read_job(const json_field& f) {
   job_profile job;
   job.name = f["name"].text();
   job.model = f["model"].text();
@@ -177,26 +106,13 @@ job_profile read_job(const field& f) {
 }
 
 /// Another version's fields may mean something else: refuse it rather than guess.
-void check_version(const field& root, const std::string& source) {
+void check_version(const json_field& root, const std::string& source) {
   const auto version = root["schema_version"].count<int>("a whole number");
   if (version != profile_schema_version) {
     throw config_error(source + ": a profile of schema version " + std::to_string(version) +
                        ", but this build of tandem reads version " +
                        std::to_string(profile_schema_version) +
                        " only; re-run `tandem profile WORKLOAD --out FILE` with this build");
-  }
-}
-
-nlohmann::json parse(std::istream& in, const std::string& source) {
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    // A syntax error or a number too large for a double. what() starts with
-    // "[json.exception.parse_error.N] ": keep the position and reason.
-    std::string reason = e.what();
-    if (const auto at = reason.find("] "); at != std::string::npos) reason.erase(0, at + 2);
-    throw config_error(source + ": not valid JSON (" + reason +
-                       "); write profiles with `tandem profile WORKLOAD --out FILE`");
   }
 }
 
@@ -231,8 +147,10 @@ void write_profile_json(const profile_set& profiles, std::ostream& out) {
 }
 
 profile_set read_profile_json(std::istream& in, const std::string& source) {
-  const auto document = parse(in, source);
-  const field root(document, "", source);
+  const auto document =
+      parse_document(in, {source, "write profiles with `tandem profile WORKLOAD --out FILE`"});
+  const document_context context{source, not_a_profile};
+  const json_field root(document, "", context);
   if (!document.is_object()) root.expected("an object");
   check_version(root, source);
   profile_set profiles;

@@ -1,7 +1,8 @@
 #pragma once
-// Reading the footprint documents (access sequences, plans): a value of the document with its
-// path (`tensors[3].read_by[1]`), so that every complaint names the field, says what it should
-// hold and what to do (the `remedy` each document passes).
+// Reading tandem's JSON documents (profiles, access sequences, plans): a value of the document
+// with its path (`tensors[3].read_by[1]`), so that every complaint names the field, says what it
+// should hold and what to do (the `remedy` each kind of document passes). Header-only: a user
+// links nlohmann_json itself.
 
 #include <cmath>
 #include <cstdint>
@@ -15,7 +16,7 @@
 
 #include "tandem/common/error.hpp"
 
-namespace tandem::footprint::detail {
+namespace tandem {
 
 struct document_context {
   std::string source;  ///< the input's name: a path, "-"
@@ -49,8 +50,11 @@ class json_field {
     return {*found, member_path, context_};
   }
 
-  [[nodiscard]] std::vector<json_field> elements() const {
-    if (!value_.is_array()) expected("an array");
+  /// The elements of this array (of exactly `count` elements when given, with `shape` saying
+  /// what they are).
+  [[nodiscard]] std::vector<json_field> elements(const std::string& shape = "an array",
+                                                 std::size_t count = 0) const {
+    if (!value_.is_array() || (count != 0 && value_.size() != count)) expected(shape);
     std::vector<json_field> out;
     out.reserve(value_.size());
     for (std::size_t i = 0; i < value_.size(); ++i)
@@ -73,11 +77,23 @@ class json_field {
   }
   /// A whole number >= 0 that fits `T`.
   template <typename T>
-  [[nodiscard]] T count() const {
+  [[nodiscard]] T count(const std::string& what = "a whole number >= 0") const {
     if (!value_.is_number_unsigned() ||
         value_.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<T>::max()})
-      expected("a whole number >= 0");
+      expected(what);
     return static_cast<T>(value_.get<std::uint64_t>());
+  }
+  [[nodiscard]] std::int64_t signed_bytes() const {
+    if (!value_.is_number_integer() ||
+        (value_.is_number_unsigned() &&
+         value_.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<std::int64_t>::max()}))
+      expected("a whole number of bytes");
+    return value_.get<std::int64_t>();
+  }
+  [[nodiscard]] std::int64_t positive() const {
+    const auto n = count<std::int64_t>("a whole number >= 1");
+    if (n < 1) expected("a whole number >= 1");
+    return n;
   }
   /// null, or a whole number >= 0.
   [[nodiscard]] std::optional<std::size_t> optional_index() const {
@@ -120,4 +136,4 @@ inline void check_schema_version(const json_field& root, int supported, const st
   }
 }
 
-}  // namespace tandem::footprint::detail
+}  // namespace tandem
