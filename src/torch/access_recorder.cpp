@@ -52,16 +52,18 @@ class reading_hooks final : public torch::autograd::SavedVariableHooks {
   at::Tensor saved_;
 };
 
-footprint::tensor_role role_of(memory::alloc_kind kind, footprint::phase made_in,
-                               const footprint::access_sequence& sequence,
-                               const footprint::tensor& t) {
+/// The role of a tensor the iteration made, from where it was made and read. `t.role` holds the
+/// provisional one the trace gave: gradient when the pool classified the allocation as one.
+footprint::tensor_role role_of(const footprint::tensor& t,
+                               const footprint::access_sequence& sequence) {
+  const auto made_in = sequence.operations[*t.created_by].where;
   bool read_later_phase = false;
   for (const auto op : t.read_by) read_later_phase |= sequence.operations[op].where != made_in;
   if (made_in == footprint::phase::forward && read_later_phase) {
     return footprint::tensor_role::activation;
   }
   if (made_in == footprint::phase::backward &&
-      (read_later_phase || kind == memory::alloc_kind::gradient)) {
+      (read_later_phase || t.role == footprint::tensor_role::gradient)) {
     return footprint::tensor_role::gradient;
   }
   return footprint::tensor_role::temporary;
@@ -253,11 +255,7 @@ footprint::access_sequence access_recorder::end(std::string model, std::int64_t 
   created_between_.clear();
   for (std::size_t i = 0; i < sequence.tensors.size(); ++i) {
     auto& t = sequence.tensors[i];
-    if (!t.created_by || kept[i]) continue;
-    const auto made_in = sequence.operations[*t.created_by].where;
-    const auto kind = t.role == footprint::tensor_role::gradient ? memory::alloc_kind::gradient
-                                                                 : memory::alloc_kind::unknown;
-    t.role = role_of(kind, made_in, sequence, t);
+    if (t.created_by && !kept[i]) t.role = role_of(t, sequence);
   }
   return sequence;
 }
