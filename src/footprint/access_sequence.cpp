@@ -193,7 +193,8 @@ void write_access_sequence_json(const access_sequence& sequence, std::ostream& o
                           {"kind", to_string(op.kind)},
                           {"start_s", op.start_s},
                           {"duration_s", op.duration_s},
-                          {"random", op.random}});
+                          {"random", op.random},
+                          {"recomputable", op.recomputable}});
   }
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& x : sequence.tensors) {
@@ -202,7 +203,8 @@ void write_access_sequence_json(const access_sequence& sequence, std::ostream& o
                        {"role", to_string(x.role)},
                        {"created_by", optional_json(x.created_by)},
                        {"read_by", x.read_by},
-                       {"freed_after", optional_json(x.freed_after)}});
+                       {"freed_after", optional_json(x.freed_after)},
+                       {"allocation", optional_json(x.allocation)}});
   }
   const nlohmann::json document{{"schema_version", access_sequence_schema_version},
                                 {"model", sequence.model},
@@ -230,6 +232,7 @@ access_sequence read_access_sequence_json(std::istream& in, const std::string& s
     op.start_s = f["start_s"].seconds();
     op.duration_s = f["duration_s"].seconds();
     op.random = f["random"].flag();
+    op.recomputable = f["recomputable"].flag();
     s.operations.push_back(std::move(op));
   }
   for (const auto& f : root["tensors"].elements()) {
@@ -241,6 +244,7 @@ access_sequence read_access_sequence_json(std::istream& in, const std::string& s
     for (const auto& reader : f["read_by"].elements())
       x.read_by.push_back(reader.count<std::size_t>());
     x.freed_after = f["freed_after"].optional_index();
+    x.allocation = f["allocation"].optional_index();
     s.tensors.push_back(std::move(x));
   }
   try {

@@ -90,6 +90,10 @@ class plan_checker {
     } else if (persistent(x)) {
       refuse(k, "a " + std::string(to_string(x.role)) +
                     " has no creating operation to run again; swap it instead of recomputing");
+    } else if (!sequence_.operations[*x.created_by].recomputable) {
+      refuse(k, "its creating " + describe_op(sequence_, *x.created_by) +
+                    " cannot run again (it changes memory it did not make, or is not an "
+                    "operator); swap the tensor instead");
     }
   }
 

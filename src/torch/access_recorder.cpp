@@ -30,19 +30,29 @@ void read_all(access_recorder& recorder, const c10::IValue& value) {
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (recording == nullptr) return nullptr;
-  recording->operation_started(fn.name(), fn.scope() == at::RecordScope::BACKWARD_FUNCTION);
-  for (const auto& input : fn.inputs()) read_all(*recording, input);
+  recording->operation_started(fn);
   return nullptr;
 }
 
-void on_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*context*/) {
-  if (recording != nullptr) recording->operation_ended();
+void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
+  if (recording != nullptr) recording->operation_ended(fn);
+}
+
+bool draws_random_numbers(std::string_view name) {
+  for (const std::string_view part : {"dropout", "bernoulli", "rand", "normal", "uniform",
+                                      "multinomial", "exponential", "geometric", "cauchy"}) {
+    if (name.find(part) != std::string_view::npos) return true;
+  }
+  return false;
 }
 
 /// Keeps the saved tensor as autograd would, and reports its reads in the backward pass.
 class reading_hooks final : public torch::autograd::SavedVariableHooks {
  public:
-  void call_pack_hook(const at::Tensor& tensor) override { saved_ = tensor; }
+  void call_pack_hook(const at::Tensor& tensor) override {
+    saved_ = tensor;
+    if (recording != nullptr) recording->saved(tensor);
+  }
   at::Tensor call_unpack_hook() override {
     if (recording != nullptr) read_tensor(*recording, saved_);
     return saved_;
@@ -109,6 +119,9 @@ void access_recorder::begin() {
   persistent_.clear();
   kept_gradients_.clear();
   created_between_.clear();
+  allocations_ = 0;
+  made_in_op_.clear();
+  saved_in_op_.clear();
   depth_ = 0;
   phase_ = footprint::phase::forward;
   began_ = clock::now();
@@ -117,6 +130,7 @@ void access_recorder::begin() {
   callback_handle_ = at::addThreadLocalCallback(
       at::RecordFunctionCallback(&on_start, &on_end)
           .needsInputs(true)
+          .needsOutputs(true)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
   saved_scope_ = std::make_unique<saved_tensor_scope>(*this);
 }
@@ -129,28 +143,94 @@ double access_recorder::seconds_since_begin() const {
   return std::chrono::duration<double>(clock::now() - began_).count();
 }
 
-void access_recorder::operation_started(const char* name, bool backward_node) {
-  if (++depth_ > 1) return;
+void access_recorder::operation_started(const at::RecordFunction& fn) {
+  const std::string_view name = fn.name();
+  if (++depth_ > 1) {
+    // A nested operator: part of the outermost one, whose rerun it would repeat.
+    auto& op = sequence_.operations.back();
+    op.random = op.random || draws_random_numbers(name);
+    if (op.recomputable && writes_memory_made_before(fn)) op.recomputable = false;
+    for (const auto& input : fn.inputs()) read_all(*this, input);
+    return;
+  }
+  const bool backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
   footprint::operation op;
-  op.name = name;
+  op.name = std::string(name);
   // Autograd nodes are the backward pass whatever the loop said; operators the loop runs after
   // backward (the optimizer step) take the loop's phase.
   op.where = backward_node ? footprint::phase::backward : phase_;
   op.kind = phase_ == footprint::phase::optimizer ? footprint::op_kind::optimizer : kind_of(name);
-  op.random = std::string_view(name).find("dropout") != std::string_view::npos ||
-              std::string_view(name).find("bernoulli") != std::string_view::npos;
+  op.random = draws_random_numbers(name);
+  // Only forward operators are run again; one that made tensors before it began (between
+  // operations) could not make them again.
+  op.recomputable = op.where == footprint::phase::forward && !backward_node &&
+                    fn.operator_name().has_value() && created_between_.empty();
   op.start_s = seconds_since_begin();
   sequence_.operations.push_back(std::move(op));
   const auto index = sequence_.operations.size() - 1;
   for (const auto t : created_between_) sequence_.tensors[t].created_by = index;
   created_between_.clear();
+  made_in_op_.clear();
+  saved_in_op_.clear();
+  auto& started = sequence_.operations.back();
+  if (started.recomputable && writes_memory_made_before(fn)) started.recomputable = false;
+  for (const auto& input : fn.inputs()) read_all(*this, input);
 }
 
-void access_recorder::operation_ended() {
+bool access_recorder::writes_memory_made_before(const at::RecordFunction& fn) const {
+  // Batch norm updates its running statistics in place, yet libtorch 1.13's schemas
+  // (native_batch_norm's, batch_norm's) do not mark them mutable: known by name.
+  const std::string_view name = fn.name();
+  if (name.find("batch_norm") != std::string_view::npos ||
+      name.find("instance_norm") != std::string_view::npos)
+    return true;
+  const auto schema = fn.operator_schema();
+  if (!schema) return false;
+  const auto inputs = fn.inputs();
+  const auto& arguments = schema->arguments();
+  for (std::size_t i = 0; i < arguments.size() && i < inputs.size(); ++i) {
+    const auto* alias = arguments[i].alias_info();
+    if (alias == nullptr || !alias->isWrite() || !inputs[i].isTensor()) continue;
+    const auto& tensor = inputs[i].toTensor();
+    if (!tensor.defined() || !tensor.has_storage()) continue;
+    const void* data = tensor.storage().data_ptr().get();
+    const bool made_by_this_op =
+        std::any_of(made_in_op_.begin(), made_in_op_.end(), [&](const auto& made) {
+          return pool_.owns(data) &&
+                 made.first ==
+                     static_cast<std::size_t>(static_cast<const std::byte*>(data) - pool_.base());
+        });
+    if (!made_by_this_op) return true;
+  }
+  return false;
+}
+
+void access_recorder::operation_ended(const at::RecordFunction& fn) {
   if (depth_ == 0) return;  // began before recording did
   if (--depth_ > 0) return;
   auto& op = sequence_.operations.back();
   op.duration_s = seconds_since_begin() - op.start_s;
+  if (!op.recomputable) return;
+  // What outlives the operation must be an output or saved by autograd: a rerun hands back
+  // exactly those (plan_executor.cpp), so anything else could not be rebuilt.
+  std::vector<const void*> kept = saved_in_op_;
+  for (const auto& output : fn.outputs()) {
+    if (output.isTensor() && output.toTensor().defined() && output.toTensor().has_storage())
+      kept.push_back(output.toTensor().storage().data_ptr().get());
+  }
+  for (const auto& [offset, t] : made_in_op_) {
+    const auto live = live_.find(offset);
+    if (live == live_.end() || live->second != t) continue;  // freed within the operation
+    if (std::find(kept.begin(), kept.end(), pool_.base() + offset) == kept.end()) {
+      op.recomputable = false;
+      return;
+    }
+  }
+}
+
+void access_recorder::saved(const at::Tensor& tensor) {
+  if (recording_ && depth_ > 0 && tensor.defined() && tensor.has_storage())
+    saved_in_op_.push_back(tensor.storage().data_ptr().get());
 }
 
 void access_recorder::read(const void* storage, std::size_t storage_bytes) {
@@ -206,6 +286,7 @@ void access_recorder::on_event(const memory::trace_event& event) {
     footprint::tensor t;
     t.name = "t" + std::to_string(sequence_.tensors.size());
     t.bytes = event.bytes;
+    t.allocation = allocations_++;
     t.role = event.kind == memory::alloc_kind::gradient ? footprint::tensor_role::gradient
                                                         : footprint::tensor_role::temporary;
     sequence_.tensors.push_back(std::move(t));
@@ -213,6 +294,7 @@ void access_recorder::on_event(const memory::trace_event& event) {
     live_[event.offset] = index;
     if (depth_ > 0) {
       sequence_.tensors[index].created_by = sequence_.operations.size() - 1;
+      made_in_op_.emplace_back(event.offset, index);
     } else {
       created_between_.push_back(index);
     }

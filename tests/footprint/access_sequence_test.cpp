@@ -193,8 +193,8 @@ void replace_once(std::string& text, const std::string& from, const std::string&
 
 TEST(AccessSequenceJson, RefusesAnotherSchemaVersion) {
   expect_json_refused(
-      [](std::string& t) { replace_once(t, "\"schema_version\": 1", "\"schema_version\": 2"); },
-      "schema version 2, but this build of tandem reads version 1 only");
+      [](std::string& t) { replace_once(t, "\"schema_version\": 2", "\"schema_version\": 1"); },
+      "schema version 1, but this build of tandem reads version 2 only");
 }
 
 TEST(AccessSequenceJson, NamesTheMalformedField) {

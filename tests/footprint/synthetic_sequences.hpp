@@ -32,7 +32,7 @@ class sequence_builder {
                      std::optional<std::size_t> freed_after = std::nullopt) {
     if (!created_by && role == tensor_role::activation) role = tensor_role::parameter;
     sequence_.tensors.push_back(
-        {std::move(name), bytes, role, created_by, std::move(read_by), freed_after});
+        {std::move(name), bytes, role, created_by, std::move(read_by), freed_after, std::nullopt});
     return sequence_.tensors.size() - 1;
   }
 

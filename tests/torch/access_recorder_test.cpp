@@ -161,6 +161,26 @@ TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
       parameters += t.bytes;
   }
   EXPECT_GT(activations, 20u);  // the feature maps the backward pass reads
+  // Allocation ordinals: every tensor the iteration made, numbered 0, 1, ... in order made.
+  std::vector<std::size_t> ordinals;
+  for (const auto& t : sequence.tensors) {
+    if (t.allocation) ordinals.push_back(*t.allocation);
+  }
+  ASSERT_FALSE(ordinals.empty());
+  for (std::size_t i = 0; i < ordinals.size(); ++i) EXPECT_EQ(ordinals[i], i);
+  // What can run again: convolutions can; batch norms (running statistics) and autograd nodes
+  // cannot.
+  for (const auto& op : sequence.operations) {
+    if (op.name == "aten::conv2d") {
+      EXPECT_TRUE(op.recomputable);
+    }
+    if (op.name.find("batch_norm") != std::string::npos) {
+      EXPECT_FALSE(op.recomputable);
+    }
+    if (op.where != footprint::phase::forward) {
+      EXPECT_FALSE(op.recomputable) << op.name;
+    }
+  }
   EXPECT_EQ(parameters, parameter_bytes);
   EXPECT_EQ(parameter_bytes, 4u * static_cast<std::size_t>(model->parameter_count()));
   // The sequence itemizes what the pool held: its peak is the pool's, within the rounding of

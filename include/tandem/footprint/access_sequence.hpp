@@ -54,6 +54,12 @@ struct operation {
   double duration_s = 0;  ///< how long it computes; recomputing it costs as much again
   /// Draws random numbers (dropout): recomputing it must replay the generator's state.
   bool random = false;
+  /// Running it again rebuilds every tensor it makes that outlives it, and changes nothing else
+  /// (it writes no memory made before it started). Recorded sequences tell per operation (a
+  /// batch norm updates its running statistics, an autograd node is not an operator that can be
+  /// called again); the catalogue assumes every operation is. Plans recompute only tensors of
+  /// recomputable operations.
+  bool recomputable = true;
 };
 
 struct tensor {
@@ -69,6 +75,10 @@ struct tensor {
   /// gradient accumulated into, an output freed by the framework later); empty: after its last
   /// reader, or never for persistent tensors.
   std::optional<std::size_t> freed_after;
+  /// Its place among the allocations the iteration made (0: the first), in recorded sequences:
+  /// how the executor finds the tensor again in a later iteration of the same job. Empty for
+  /// persistent tensors and in generated sequences.
+  std::optional<std::size_t> allocation;
 };
 
 struct access_sequence {
@@ -100,7 +110,7 @@ struct access_sequence {
 /// out of order, starts that decrease, a transient tensor without a creating operation.
 void validate(const access_sequence& sequence);
 
-inline constexpr int access_sequence_schema_version = 1;
+inline constexpr int access_sequence_schema_version = 2;
 
 void write_access_sequence_json(const access_sequence& sequence, std::ostream& out);
 /// Reads what write_access_sequence_json writes, validated. `source` names the input in

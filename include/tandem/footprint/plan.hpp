@@ -65,8 +65,9 @@ struct plan {
 /// Throws config_error naming the decision for a plan that does not fit `sequence`: a tensor or
 /// operation that does not exist, a stretch that ends before it starts, at an access that does
 /// not exist or past a read, stretches of one tensor that overlap, a swap triggered by the
-/// operation that needs the tensor back or a later one, a recompute of a persistent tensor or of
-/// one whose creating operation reads a tensor that is out at that time. "Out" there: released
+/// operation that needs the tensor back or a later one, a recompute of a persistent tensor, of
+/// one whose creating operation is not recomputable, or of one whose creating operation reads a
+/// tensor that is out at that time. "Out" there: released
 /// for good by then, or swapped out and not due back for that operation; an input recomputed
 /// itself is fine (rebuilt first, recursively).
 void validate(const plan& p, const access_sequence& sequence);

@@ -13,8 +13,14 @@
 //   backward pass (saved_tensor_hooks.hpp), which are not operator inputs there.
 // Tensors the iteration reads but did not allocate (parameters, optimizer state, gradients kept
 // between iterations) are persistent: held throughout, sized by their storage.
+//
+// For the executor (plan_executor.hpp) it also notes each tensor's allocation ordinal (how a
+// later iteration's allocation is matched to it) and whether each operation can run again:
+// an aten operator that writes no memory made before it started (its schema's mutable
+// arguments) and whose every tensor that outlives it is an output or saved by autograd.
 
 #include <ATen/core/Tensor.h>
+#include <ATen/record_function.h>
 
 #include <chrono>
 #include <cstddef>
@@ -59,14 +65,18 @@ class access_recorder final : public memory::trace_sink, public saved_tensor_han
   [[nodiscard]] std::unique_ptr<torch::autograd::SavedVariableHooks> hooks_for_saved() override;
 
   // Called by the RecordFunction callbacks and the saved-tensor hooks of the recording thread.
-  void operation_started(const char* name, bool backward_node);
-  void operation_ended();
+  void operation_started(const at::RecordFunction& fn);
+  void operation_ended(const at::RecordFunction& fn);
   void read(const void* storage, std::size_t storage_bytes);
+  void saved(const at::Tensor& tensor);
 
  private:
   using clock = std::chrono::steady_clock;
   [[nodiscard]] double seconds_since_begin() const;
   [[nodiscard]] std::size_t persistent_tensor(const void* storage, std::size_t bytes);
+  /// Whether `fn` writes a tensor (a mutable argument of its schema) that the outermost
+  /// operation under way did not make: then running that operation again changes state.
+  [[nodiscard]] bool writes_memory_made_before(const at::RecordFunction& fn) const;
 
   memory::device_pool& pool_;
   memory::job_id job_;
@@ -87,6 +97,12 @@ class access_recorder final : public memory::trace_sink, public saved_tensor_han
   std::unordered_map<const void*, named> names_;  ///< storage -> what the loop said it is
   std::vector<std::size_t> kept_gradients_;       ///< gradients that outlive the iteration
   std::vector<std::size_t> created_between_;  ///< allocated outside every operation: by the next
+  std::size_t allocations_ = 0;               ///< made by the iteration so far
+  /// Of the outermost operation under way: the tensors it made (pool offset, tensor) and the
+  /// storages autograd saved while it ran, to tell whether running it again rebuilds all it
+  /// leaves behind.
+  std::vector<std::pair<std::size_t, std::size_t>> made_in_op_;
+  std::vector<const void*> saved_in_op_;
   std::unique_ptr<saved_tensor_scope> saved_scope_;
 };
 

@@ -1,0 +1,113 @@
+#pragma once
+// Runs a footprint plan (footprint/plan.hpp) on a real libtorch job, transparently for the
+// model: its code makes no tandem call.
+//
+// Design (why this route; docs/ARCHITECTURE.md, "Footprint reduction", has the longer note):
+// - Storage-level replacement. A tensor of the plan is one allocation of the iteration, so one
+//   c10::StorageImpl. Swapping it out copies the storage's bytes to host memory over the
+//   device's copy channel and, once the copy is done, replaces the storage's DataPtr with the
+//   host copy: the device block goes back to the pool, so swapped-out bytes leave the budget.
+//   Swapping in allocates a block through the storage's own allocator (so a memory-aware policy
+//   can make the job wait), copies the bytes back and replaces the DataPtr again. Every view of
+//   the storage (autograd's saved tensors, the model's references) sees the change; no tensor
+//   is rebuilt, so sizes, strides and offsets are untouched and two saved views of one storage
+//   move once.
+// - Finding the tensors. The recorder numbers a tensor by its allocation ordinal within the
+//   iteration; the executor counts the job's allocations in the pool's trace and so knows the
+//   pool block of each tensor of the plan. Its StorageImpl is met where it is used: the inputs
+//   and outputs of operations (RecordFunction) and the tensors autograd saves (the saved-tensor
+//   hooks of saved_tensor_hooks.hpp, the C++ route to PyTorch's saved-tensor hooks).
+// - Timing. Operations are counted as the recorder counts them (the outermost aten operator or
+//   autograd node), so a plan's triggers (an operation plus a delay after its start) and
+//   accesses map to this iteration's operations.
+// - Safety. Before any operation reads a tensor of the plan, and whenever autograd unpacks one,
+//   the executor makes it present: a late prefetch stalls the consumer (counted as stall time),
+//   and a dropped tensor is rebuilt on the spot. Nothing computes on missing data.
+// - Recompute. A dropped tensor's creating operation (an aten operator the recorder found
+//   recomputable) is called again through the dispatcher with the inputs it had, with autograd
+//   on so that the tensors it saves come back too, and with the CPU generator's state of the
+//   original call (dropout draws the same mask). The rerun's allocations are matched to the
+//   original ones by ordinal; each rebuilt tensor's block moves into the original storage.
+//   An input changed in place since the original call makes the rerun refuse (runtime error)
+//   rather than compute something else.
+// An iteration whose allocations stop matching the sequence (another batch size, a new code
+// path) is diverged: the executor stops releasing tensors for the rest of it and counts it.
+// Only the CPU generator is replayed: recomputing random operations of CUDA jobs needs the
+// CUDA generator's offset too (GPU jobs do not run in the runtime yet).
+
+#include <ATen/core/Tensor.h>
+#include <ATen/record_function.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "tandem/device/copy_channel.hpp"
+#include "tandem/footprint/access_sequence.hpp"
+#include "tandem/footprint/plan.hpp"
+#include "tandem/memory/device_pool.hpp"
+#include "tandem/memory/trace.hpp"
+#include "tandem/torch/saved_tensor_hooks.hpp"
+
+namespace tandem::torch_support {
+
+/// What the executor did, summed over the iterations it ran.
+struct execution_stats {
+  std::size_t iterations = 0;
+  std::size_t swapped_out_bytes = 0;  ///< copied to host memory and released on the device
+  std::size_t swapped_in_bytes = 0;   ///< copied back
+  std::size_t swaps = 0;              ///< swap stretches carried out
+  std::size_t recomputations = 0;     ///< tensors rebuilt by running their operation again
+  double stall_s = 0;                 ///< the job waiting for copies it needed
+  double recompute_s = 0;             ///< running operations again
+  std::size_t missed = 0;             ///< decisions not carried out: the tensor was not met in time
+  std::size_t diverged_iterations = 0;  ///< iterations that stopped matching the sequence
+};
+
+namespace detail {
+struct executor_state;
+}
+
+class plan_executor final : public memory::trace_sink, public saved_tensor_handler {
+ public:
+  /// Runs `plan` (made for `sequence`, a recorded one) on `job`'s iterations; copies go over
+  /// `channel`. Events go on to `next` (the pool's sink before, or nullptr). Throws config_error
+  /// for a plan that does not fit the sequence, or that decides on a tensor the sequence does
+  /// not locate (no allocation ordinal: generated sequences cannot be executed).
+  plan_executor(memory::device_pool& pool, memory::job_id job, device::copy_channel& channel,
+                footprint::access_sequence sequence, footprint::plan plan,
+                memory::trace_sink* next = nullptr);
+  ~plan_executor() override;
+  plan_executor(const plan_executor&) = delete;
+  plan_executor& operator=(const plan_executor&) = delete;
+
+  /// Starts an iteration on the calling thread (the job's); the pool's trace must reach this
+  /// executor (it or a sink forwarding to it) from here until end().
+  void begin();
+  /// Ends it: every copy under way is finished, every tensor still alive is present again.
+  void end();
+
+  [[nodiscard]] const execution_stats& stats() const { return stats_; }
+  [[nodiscard]] const footprint::plan& plan() const;
+
+  void on_event(const memory::trace_event& event) override;
+  [[nodiscard]] std::unique_ptr<torch::autograd::SavedVariableHooks> hooks_for_saved() override;
+
+  // Called by the RecordFunction callbacks and the saved-tensor hooks of the job's thread.
+  void operation_started(const at::RecordFunction& fn);
+  void operation_ended(const at::RecordFunction& fn);
+  void packed(const at::Tensor& tensor);
+  void unpacking(const at::Tensor& tensor);
+
+ private:
+  std::unique_ptr<detail::executor_state> state_;
+  execution_stats stats_;
+};
+
+}  // namespace tandem::torch_support

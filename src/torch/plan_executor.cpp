@@ -1,0 +1,708 @@
+#include "tandem/torch/plan_executor.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/GradMode.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/util/intrusive_ptr.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "tandem/common/error.hpp"
+
+namespace tandem::torch_support {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using storage_ref = c10::weak_intrusive_ptr<c10::StorageImpl>;
+
+thread_local plan_executor* executing = nullptr;
+
+/// A CPU generator's whole state: what a dropout or a randint draws next.
+struct generator_state {
+  at::Generator generator;
+  at::mt19937 engine;
+  std::optional<float> next_float;
+  std::optional<double> next_double;
+};
+
+generator_state save_generator(at::Generator generator) {
+  std::lock_guard lock(generator.mutex());
+  auto* cpu = at::check_generator<at::CPUGeneratorImpl>(generator);
+  generator_state state{generator, cpu->engine(), std::nullopt, std::nullopt};
+  if (const auto f = cpu->next_float_normal_sample()) state.next_float = *f;
+  if (const auto d = cpu->next_double_normal_sample()) state.next_double = *d;
+  return state;
+}
+
+void restore_generator(const generator_state& state) {
+  auto generator = state.generator;
+  std::lock_guard lock(generator.mutex());
+  auto* cpu = at::check_generator<at::CPUGeneratorImpl>(generator);
+  cpu->set_engine(state.engine);
+  cpu->set_next_float_normal_sample(state.next_float ? c10::optional<float>(*state.next_float)
+                                                     : c10::nullopt);
+  cpu->set_next_double_normal_sample(state.next_double ? c10::optional<double>(*state.next_double)
+                                                       : c10::nullopt);
+}
+
+/// The states of the generators a call may draw from: the default CPU generator, and any it
+/// is given (the zoo's batches come from seeded generators of their own).
+std::vector<generator_state> save_generators(const std::vector<c10::IValue>& inputs) {
+  std::vector<generator_state> states{save_generator(at::detail::getDefaultCPUGenerator())};
+  for (const auto& input : inputs) {
+    if (input.isGenerator() && input.toGenerator().device().is_cpu())
+      states.push_back(save_generator(input.toGenerator()));
+  }
+  return states;
+}
+
+/// A DataPtr owning (a share of) a host buffer: a swapped-out storage points at its copy.
+c10::DataPtr host_data(std::shared_ptr<device::host_buffer> buffer, c10::Device device) {
+  auto* owner = new std::shared_ptr<device::host_buffer>(std::move(buffer));
+  return {(*owner)->data(), owner,
+          [](void* context) { delete static_cast<std::shared_ptr<device::host_buffer>*>(context); },
+          device};
+}
+
+template <typename Visit>
+void for_each_tensor(const c10::IValue& value, Visit&& visit) {
+  if (value.isTensor()) {
+    visit(value.toTensor());
+  } else if (value.isTensorList()) {
+    for (const at::Tensor& tensor : value.toTensorList()) visit(tensor);
+  } else if (value.isList()) {
+    for (const c10::IValue& element : value.toListRef()) for_each_tensor(element, visit);
+  }
+}
+
+std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  if (executing != nullptr) executing->operation_started(fn);
+  return nullptr;
+}
+
+void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
+  if (executing != nullptr) executing->operation_ended(fn);
+}
+
+/// Holds what autograd saves, as autograd would, and tells the executor when it is packed and
+/// unpacked.
+class executor_hooks final : public torch::autograd::SavedVariableHooks {
+ public:
+  void call_pack_hook(const at::Tensor& tensor) override {
+    saved_ = tensor;
+    if (executing != nullptr) executing->packed(tensor);
+  }
+  at::Tensor call_unpack_hook() override {
+    if (executing != nullptr) executing->unpacking(saved_);
+    return saved_;
+  }
+
+ private:
+  at::Tensor saved_;
+};
+
+/// Keeps what a rerun saves, so that its blocks can move into the original storages.
+class capturing_hooks final : public torch::autograd::SavedVariableHooks {
+ public:
+  explicit capturing_hooks(std::vector<at::Tensor>& captured) : captured_(captured) {}
+  void call_pack_hook(const at::Tensor& tensor) override {
+    saved_ = tensor;
+    captured_.push_back(tensor);
+  }
+  at::Tensor call_unpack_hook() override { return saved_; }
+
+ private:
+  std::vector<at::Tensor>& captured_;
+  at::Tensor saved_;
+};
+
+}  // namespace
+
+namespace detail {
+
+enum class residence : std::uint8_t { present, going_out, out, coming_in, dropped };
+
+/// One tensor of the plan in the running iteration.
+struct tracked_tensor {
+  std::optional<storage_ref> storage;  ///< met, and not freed by the framework yet
+  residence where = residence::present;
+  std::shared_ptr<device::host_buffer> host;  ///< the copy, while going out, out or coming in
+  device::event_ptr copy;                     ///< the copy under way
+  c10::DataPtr incoming;                      ///< the block a swap-in fills
+  std::size_t bytes = 0;                      ///< of the storage when it left
+};
+
+/// An operation whose tensors a plan recomputes, as it was called this iteration.
+struct call_record {
+  std::optional<c10::OperatorHandle> op;
+  std::vector<c10::IValue> inputs;
+  std::vector<std::pair<at::Tensor, std::int64_t>> versions;  ///< input tensors, their version
+  std::vector<generator_state> generators;  ///< as they were, for a random operation
+  std::size_t first_allocation = 0;         ///< the iteration's allocation count when it started
+  std::size_t reruns_left = 0;              ///< recompute decisions still to rebuild from it
+};
+
+struct timed_decision {
+  std::size_t decision = 0;
+  footprint::trigger when;
+};
+
+struct executor_state {
+  memory::device_pool& pool;
+  memory::job_id job;
+  device::copy_channel& channel;
+  footprint::access_sequence sequence;
+  footprint::plan plan;
+  memory::trace_sink* next;
+
+  // From the plan, by operation: what happens at its start and at its end.
+  std::vector<std::vector<std::size_t>> released_at_end;  ///< decisions
+  std::vector<std::vector<std::size_t>> needed_at_start;  ///< decisions
+  std::vector<std::vector<std::size_t>> swap_in_at;       ///< swap decisions by swap_in.op
+  std::vector<std::size_t> recomputes_from;               ///< recompute decisions by creator
+  std::vector<std::optional<std::size_t>> tensor_of_allocation;
+
+  // The running iteration.
+  std::thread::id thread;
+  at::CallbackHandle callbacks = 0;
+  std::unique_ptr<saved_tensor_scope> saved_scope;
+  std::size_t op = 0;     ///< operations started so far
+  int depth = 0;          ///< of nested operators
+  bool internal = false;  ///< allocations and frees of the executor's own
+  bool replaying = false;
+  bool diverged = false;
+  std::size_t allocations = 0;
+  std::vector<clock::time_point> started;
+  std::mutex mutex;  ///< guards `live` (trace events may come from other threads)
+  std::unordered_map<const void*, std::size_t> live;  ///< block -> tensor, plan tensors only
+  std::unordered_map<const c10::StorageImpl*, std::size_t> by_storage;
+  std::unordered_map<std::size_t, tracked_tensor> tensors;
+  std::unordered_map<std::size_t, call_record> calls;  ///< by operation
+  std::vector<timed_decision> pending_out;
+  std::vector<timed_decision> pending_in;
+  /// Copies whose storage no longer needs them, kept until they complete.
+  std::vector<std::pair<device::event_ptr, std::shared_ptr<device::host_buffer>>> finishing;
+  std::vector<const void*> rerun_allocations;
+  std::vector<at::Tensor> rerun_saved;
+
+  executor_state(memory::device_pool& p, memory::job_id j, device::copy_channel& c,
+                 footprint::access_sequence s, footprint::plan pl, memory::trace_sink* n)
+      : pool(p), job(j), channel(c), sequence(std::move(s)), plan(std::move(pl)), next(n) {}
+};
+
+}  // namespace detail
+
+namespace {
+
+using detail::residence;
+
+class executor_ops {
+ public:
+  executor_ops(detail::executor_state& s, execution_stats& stats) : s_(s), stats_(stats) {}
+
+  /// The tensor of the plan that `storage` holds, registering the storage when met first.
+  std::optional<std::size_t> tensor_of(const c10::StorageImpl* storage) {
+    if (const auto found = s_.by_storage.find(storage); found != s_.by_storage.end())
+      return found->second;
+    const void* data = storage->data_ptr().get();
+    std::size_t t = 0;
+    {
+      std::lock_guard lock(s_.mutex);
+      const auto live = s_.live.find(data);
+      if (live == s_.live.end()) return std::nullopt;
+      t = live->second;
+    }
+    auto& tracked = s_.tensors[t];
+    tracked.storage.emplace(
+        c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(const_cast<c10::StorageImpl*>(storage)));
+    s_.by_storage[storage] = t;
+    return t;
+  }
+
+  void meet(const at::Tensor& tensor) {
+    if (!tensor.defined() || !tensor.has_storage()) return;
+    const auto* storage = tensor.storage().unsafeGetStorageImpl();
+    if (const auto t = tensor_of(storage)) make_present(*t);
+  }
+
+  /// The storage of tensor `t` if it is still alive.
+  c10::intrusive_ptr<c10::StorageImpl> storage_of(std::size_t t) {
+    auto& tracked = s_.tensors[t];
+    if (!tracked.storage) return {};
+    return tracked.storage->lock();
+  }
+
+  void finish_copies() {
+    std::erase_if(s_.finishing, [](const auto& f) { return f.first->query(); });
+    for (auto& [t, tracked] : s_.tensors) {
+      if (tracked.where == residence::going_out && tracked.copy->query()) {
+        complete_out(t);
+      } else if (tracked.where == residence::coming_in && tracked.copy->query()) {
+        complete_in(t);
+      }
+    }
+  }
+
+  void release(std::size_t k) {
+    const auto& d = s_.plan.decisions[k];
+    if (d.what == footprint::action::recompute) {
+      drop(d.tensor);
+    } else {
+      s_.pending_out.push_back({k, d.swap_out});
+    }
+  }
+
+  /// Issues the timed swaps whose trigger has come.
+  void issue_due() {
+    const auto now = clock::now();
+    const auto due = [&](const footprint::trigger& when) {
+      if (when.op + 1 > s_.op) return false;  // not started yet
+      return now >= s_.started[when.op] + std::chrono::duration_cast<clock::duration>(
+                                              std::chrono::duration<double>(when.delay_s));
+    };
+    std::vector<detail::timed_decision> later;
+    for (const auto& p : s_.pending_out) {
+      if (due(p.when)) {
+        swap_out(s_.plan.decisions[p.decision].tensor);
+      } else {
+        later.push_back(p);
+      }
+    }
+    s_.pending_out = std::move(later);
+    later.clear();
+    for (const auto& p : s_.pending_in) {
+      if (due(p.when)) {
+        swap_in(s_.plan.decisions[p.decision].tensor);
+      } else {
+        later.push_back(p);
+      }
+    }
+    s_.pending_in = std::move(later);
+  }
+
+  void swap_out(std::size_t t) {
+    auto& tracked = s_.tensors[t];
+    const auto storage = storage_of(t);
+    if (!storage || storage->allocator() == nullptr || tracked.where != residence::present ||
+        s_.diverged) {
+      if (!storage || storage->allocator() == nullptr) ++stats_.missed;
+      return;
+    }
+    tracked.bytes = storage->nbytes();
+    tracked.host = std::shared_ptr<device::host_buffer>(s_.channel.host_memory(tracked.bytes));
+    tracked.copy = s_.channel.copy(tracked.host->data(), storage->data_ptr().get(), tracked.bytes);
+    tracked.where = residence::going_out;
+  }
+
+  void complete_out(std::size_t t) {
+    auto& tracked = s_.tensors[t];
+    if (const auto storage = storage_of(t)) {
+      s_.internal = true;
+      // The old DataPtr dies here: its block goes back to the pool.
+      static_cast<void>(storage->set_data_ptr(host_data(tracked.host, storage->device())));
+      s_.internal = false;
+      tracked.where = residence::out;
+      stats_.swapped_out_bytes += tracked.bytes;
+      ++stats_.swaps;
+    } else {
+      tracked.where = residence::present;  // freed meanwhile: nothing to bring back
+    }
+    tracked.copy.reset();
+  }
+
+  void swap_in(std::size_t t) {
+    auto& tracked = s_.tensors[t];
+    if (tracked.where == residence::going_out) {
+      // Still on the device: keep it there and let the copy finish unused.
+      s_.finishing.emplace_back(std::move(tracked.copy), std::move(tracked.host));
+      tracked.where = residence::present;
+      return;
+    }
+    if (tracked.where != residence::out) return;
+    const auto storage = storage_of(t);
+    if (!storage) return;
+    s_.internal = true;
+    try {
+      tracked.incoming = storage->allocator()->allocate(tracked.bytes);
+    } catch (...) {
+      s_.internal = false;
+      throw;
+    }
+    s_.internal = false;
+    tracked.copy = s_.channel.copy(tracked.incoming.get(), tracked.host->data(), tracked.bytes);
+    tracked.where = residence::coming_in;
+  }
+
+  void complete_in(std::size_t t) {
+    auto& tracked = s_.tensors[t];
+    if (const auto storage = storage_of(t)) {
+      static_cast<void>(storage->set_data_ptr(std::move(tracked.incoming)));
+      stats_.swapped_in_bytes += tracked.bytes;
+    } else {
+      s_.internal = true;
+      tracked.incoming = c10::DataPtr();
+      s_.internal = false;
+    }
+    tracked.host.reset();
+    tracked.copy.reset();
+    tracked.where = residence::present;
+  }
+
+  void drop(std::size_t t) {
+    auto& tracked = s_.tensors[t];
+    const auto storage = storage_of(t);
+    if (!storage || tracked.where != residence::present || s_.diverged) {
+      if (!storage) ++stats_.missed;
+      return;
+    }
+    tracked.bytes = storage->nbytes();
+    s_.internal = true;
+    static_cast<void>(storage->set_data_ptr(c10::DataPtr(nullptr, storage->device())));
+    s_.internal = false;
+    tracked.where = residence::dropped;
+  }
+
+  /// Decision `k`'s tensor is needed now: a swap not issued yet is cancelled, and the tensor
+  /// comes back if it is out.
+  void settle(std::size_t k) {
+    const auto is_k = [k](const detail::timed_decision& p) { return p.decision == k; };
+    std::erase_if(s_.pending_out, is_k);
+    std::erase_if(s_.pending_in, is_k);
+    make_present(s_.plan.decisions[k].tensor);
+  }
+
+  /// Waits for every copy under way: their buffers and blocks may go only after.
+  void wait_for_copies() {
+    for (auto& [t, tracked] : s_.tensors) {
+      if (tracked.copy) tracked.copy->synchronize();
+    }
+    for (auto& [event, buffer] : s_.finishing) event->synchronize();
+    s_.finishing.clear();
+  }
+
+  /// Brings tensor `t` back if it is out: waits for its copy (a stall) or rebuilds it.
+  void make_present(std::size_t t) {
+    auto& tracked = s_.tensors[t];
+    switch (tracked.where) {
+      case residence::present:
+        return;
+      case residence::going_out:
+      case residence::out:
+        swap_in(t);
+        if (tracked.where != residence::coming_in) return;
+        [[fallthrough]];
+      case residence::coming_in: {
+        const auto waiting = clock::now();
+        tracked.copy->synchronize();
+        stats_.stall_s += std::chrono::duration<double>(clock::now() - waiting).count();
+        complete_in(t);
+        return;
+      }
+      case residence::dropped:
+        rebuild(t);
+        return;
+    }
+  }
+
+  void remember_call(std::size_t op, const at::RecordFunction& fn) {
+    auto& call = s_.calls[op];
+    call = {};
+    call.reruns_left = s_.recomputes_from[op];
+    if (const auto name = fn.operator_name()) {
+      if (auto handle = c10::Dispatcher::singleton().findOp(*name)) call.op.emplace(*handle);
+    }
+    call.inputs.assign(fn.inputs().begin(), fn.inputs().end());
+    for (const auto& input : call.inputs) {
+      for_each_tensor(input, [&](const at::Tensor& tensor) {
+        if (tensor.defined()) call.versions.emplace_back(tensor, tensor._version());
+      });
+    }
+    if (s_.sequence.operations[op].random) call.generators = save_generators(call.inputs);
+    call.first_allocation = s_.allocations;
+  }
+
+  /// Runs tensor `t`'s creating operation again and moves the blocks it makes into the
+  /// storages of every tensor of that operation that is dropped.
+  void rebuild(std::size_t t) {
+    const auto creator = *s_.sequence.tensors[t].created_by;
+    const auto found = s_.calls.find(creator);
+    TANDEM_EXPECTS(found != s_.calls.end() && found->second.op, error,
+                   "plan executor: cannot rebuild tensor '" + s_.sequence.tensors[t].name +
+                       "': its operation '" + s_.sequence.operations[creator].name +
+                       "' did not run as recorded this iteration");
+    auto& call = found->second;
+    for (const auto& [tensor, version] : call.versions) {
+      meet(tensor);  // an input recomputed or swapped itself comes back first
+      TANDEM_EXPECTS(tensor._version() == version, error,
+                     "plan executor: cannot rebuild tensor '" + s_.sequence.tensors[t].name +
+                         "': an input of '" + s_.sequence.operations[creator].name +
+                         "' was changed in place since it ran; swap this tensor instead");
+    }
+    const auto began = clock::now();
+    std::vector<generator_state> current;
+    if (!call.generators.empty()) {
+      current = save_generators(call.inputs);
+      for (const auto& g : call.generators) restore_generator(g);
+    }
+    const auto restore_current = [&] {
+      for (const auto& g : current) restore_generator(g);
+    };
+    torch::jit::Stack stack(call.inputs.begin(), call.inputs.end());
+    s_.rerun_allocations.clear();
+    s_.rerun_saved.clear();
+    s_.replaying = true;
+    try {
+      c10::AutoGradMode saving(true);  // so that what the operation saves comes back too
+      call.op->callBoxed(&stack);
+    } catch (...) {
+      s_.replaying = false;
+      restore_current();
+      throw;
+    }
+    s_.replaying = false;
+    restore_current();
+
+    std::vector<at::Tensor> made = std::move(s_.rerun_saved);
+    for (const auto& value : stack)
+      for_each_tensor(value, [&](const at::Tensor& x) { made.push_back(x); });
+    for (auto& [other, tracked] : s_.tensors) {
+      if (tracked.where != residence::dropped || s_.sequence.tensors[other].created_by != creator)
+        continue;
+      const auto ordinal = *s_.sequence.tensors[other].allocation;
+      TANDEM_EXPECTS(ordinal >= call.first_allocation &&
+                         ordinal - call.first_allocation < s_.rerun_allocations.size(),
+                     error,
+                     "plan executor: rerunning '" + s_.sequence.operations[creator].name +
+                         "' did not make tensor '" + s_.sequence.tensors[other].name + "' again");
+      const void* block = s_.rerun_allocations[ordinal - call.first_allocation];
+      const auto storage = storage_of(other);
+      if (!storage) {
+        tracked.where = residence::present;
+        continue;
+      }
+      bool moved = false;
+      for (auto& x : made) {
+        if (!x.defined() || !x.has_storage() || x.storage().data_ptr().get() != block) continue;
+        auto* source = x.storage().unsafeGetStorageImpl();
+        TANDEM_EXPECTS(source->nbytes() == tracked.bytes, error,
+                       "plan executor: rerunning '" + s_.sequence.operations[creator].name +
+                           "' made tensor '" + s_.sequence.tensors[other].name +
+                           "' in another size");
+        static_cast<void>(storage->set_data_ptr(source->set_data_ptr(c10::DataPtr())));
+        moved = true;
+        break;
+      }
+      TANDEM_EXPECTS(moved, error,
+                     "plan executor: rerunning '" + s_.sequence.operations[creator].name +
+                         "' did not hand back tensor '" + s_.sequence.tensors[other].name + "'");
+      tracked.where = residence::present;
+      ++stats_.recomputations;
+      if (call.reruns_left > 0) --call.reruns_left;
+    }
+    s_.internal = true;
+    made.clear();
+    stack.clear();
+    s_.internal = false;
+    stats_.recompute_s += std::chrono::duration<double>(clock::now() - began).count();
+    if (call.reruns_left == 0) s_.calls.erase(found);
+  }
+
+ private:
+  detail::executor_state& s_;
+  execution_stats& stats_;
+};
+
+}  // namespace
+
+plan_executor::plan_executor(memory::device_pool& pool, memory::job_id job,
+                             device::copy_channel& channel, footprint::access_sequence sequence,
+                             footprint::plan plan, memory::trace_sink* next)
+    : state_(std::make_unique<detail::executor_state>(pool, job, channel, std::move(sequence),
+                                                      std::move(plan), next)) {
+  auto& s = *state_;
+  footprint::validate(s.plan, s.sequence);
+  const auto ops = s.sequence.operations.size();
+  s.released_at_end.resize(ops);
+  s.needed_at_start.resize(ops);
+  s.swap_in_at.resize(ops);
+  s.recomputes_from.assign(ops, 0);
+  std::size_t allocations = 0;
+  for (const auto& t : s.sequence.tensors) {
+    if (t.allocation) allocations = std::max(allocations, *t.allocation + 1);
+  }
+  s.tensor_of_allocation.resize(allocations);
+  for (std::size_t k = 0; k < s.plan.decisions.size(); ++k) {
+    const auto& d = s.plan.decisions[k];
+    const auto& t = s.sequence.tensors[d.tensor];
+    TANDEM_EXPECTS(t.allocation.has_value(), config_error,
+                   "plan: decision " + std::to_string(k) + " (tensor '" + t.name +
+                       "'): the sequence does not say which allocation the tensor is (it was "
+                       "not recorded from a real iteration); record the job's sequence with "
+                       "`tandem profile` and plan from that");
+    s.tensor_of_allocation[*t.allocation] = d.tensor;
+    s.released_at_end[*s.sequence.access_op(d.tensor, d.released_after)].push_back(k);
+    s.needed_at_start[*s.sequence.access_op(d.tensor, d.needed_at)].push_back(k);
+    if (d.what == footprint::action::swap) {
+      s.swap_in_at[d.swap_in.op].push_back(k);
+    } else {
+      ++s.recomputes_from[*t.created_by];
+    }
+  }
+}
+
+plan_executor::~plan_executor() {
+  // An iteration cut short (the job failed): no copy may outlive the memory it reads or writes,
+  // which goes back to the pool, where another job may have it next.
+  executor_ops(*state_, stats_).wait_for_copies();
+  if (executing == this) executing = nullptr;
+  if (state_->callbacks != 0) at::removeCallback(state_->callbacks);
+}
+
+const footprint::plan& plan_executor::plan() const {
+  return state_->plan;
+}
+
+void plan_executor::begin() {
+  auto& s = *state_;
+  TANDEM_EXPECTS(executing == nullptr, usage_error,
+                 "a plan executor is already running an iteration on this thread");
+  s.thread = std::this_thread::get_id();
+  s.op = 0;
+  s.depth = 0;
+  s.allocations = 0;
+  s.diverged = false;
+  s.started.assign(s.sequence.operations.size(), clock::time_point{});
+  {
+    std::lock_guard lock(s.mutex);
+    s.live.clear();
+  }
+  s.by_storage.clear();
+  s.tensors.clear();
+  s.calls.clear();
+  s.pending_out.clear();
+  s.pending_in.clear();
+  executing = this;
+  s.callbacks = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(&on_start, &on_end)
+          .needsInputs(true)
+          .needsOutputs(true)
+          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  s.saved_scope = std::make_unique<saved_tensor_scope>(*this);
+}
+
+void plan_executor::end() {
+  auto& s = *state_;
+  TANDEM_EXPECTS(executing == this, usage_error, "plan_executor::end without begin");
+  s.saved_scope.reset();
+  at::removeCallback(s.callbacks);
+  s.callbacks = 0;
+  executor_ops ops(s, stats_);
+  // Whatever is still out and alive comes back, so that the next iteration (or whoever holds
+  // it) finds it; every copy finishes before its buffers go.
+  for (auto& [t, tracked] : s.tensors) {
+    if (tracked.where == residence::dropped && !ops.storage_of(t)) continue;
+    if (tracked.where != residence::present) ops.make_present(t);
+  }
+  ops.wait_for_copies();
+  s.calls.clear();
+  s.tensors.clear();
+  s.by_storage.clear();
+  // Sizes that stopped matching, or another number of allocations or operations than recorded:
+  // the plan did not describe this iteration.
+  if (s.diverged || s.allocations != s.tensor_of_allocation.size() ||
+      s.op != s.sequence.operations.size())
+    ++stats_.diverged_iterations;
+  ++stats_.iterations;
+  executing = nullptr;
+}
+
+void plan_executor::on_event(const memory::trace_event& event) {
+  auto& s = *state_;
+  if (s.next != nullptr) s.next->on_event(event);
+  if (event.job != s.job || executing != this) return;
+  const void* block = s.pool.base() + event.offset;
+  if (event.op == memory::trace_op::alloc) {
+    if (s.replaying) {
+      s.rerun_allocations.push_back(block);
+      return;
+    }
+    if (s.internal) return;
+    const auto ordinal = s.allocations++;
+    std::lock_guard lock(s.mutex);
+    if (ordinal < s.tensor_of_allocation.size() && s.tensor_of_allocation[ordinal]) {
+      const auto t = *s.tensor_of_allocation[ordinal];
+      if (event.bytes != s.sequence.tensors[t].bytes) {
+        s.diverged = true;
+        return;
+      }
+      s.live[block] = t;
+    } else {
+      s.live.erase(block);
+    }
+  } else if (event.op == memory::trace_op::free) {
+    std::lock_guard lock(s.mutex);
+    s.live.erase(block);
+  }
+}
+
+std::unique_ptr<torch::autograd::SavedVariableHooks> plan_executor::hooks_for_saved() {
+  if (state_->replaying) return std::make_unique<capturing_hooks>(state_->rerun_saved);
+  return std::make_unique<executor_hooks>();
+}
+
+void plan_executor::operation_started(const at::RecordFunction& fn) {
+  auto& s = *state_;
+  if (s.replaying || s.depth++ > 0) return;
+  const auto op = s.op++;
+  executor_ops ops(s, stats_);
+  if (op >= s.sequence.operations.size()) {
+    s.diverged = true;
+  } else {
+    s.started[op] = clock::now();
+    ops.finish_copies();
+    for (const auto k : s.swap_in_at[op]) s.pending_in.push_back({k, s.plan.decisions[k].swap_in});
+    ops.issue_due();
+    if (s.recomputes_from[op] > 0) ops.remember_call(op, fn);
+    for (const auto k : s.needed_at_start[op]) ops.settle(k);
+  }
+  // Whatever else it reads must be present too: never compute on missing data.
+  for (const auto& input : fn.inputs())
+    for_each_tensor(input, [&](const at::Tensor& tensor) { ops.meet(tensor); });
+}
+
+void plan_executor::operation_ended(const at::RecordFunction& fn) {
+  auto& s = *state_;
+  if (s.replaying || s.depth == 0 || --s.depth > 0) return;
+  const auto op = s.op - 1;
+  executor_ops ops(s, stats_);
+  for (const auto& output : fn.outputs()) {
+    for_each_tensor(output, [&](const at::Tensor& tensor) {
+      if (tensor.defined() && tensor.has_storage())
+        static_cast<void>(ops.tensor_of(tensor.storage().unsafeGetStorageImpl()));
+    });
+  }
+  if (op < s.sequence.operations.size()) {
+    for (const auto k : s.released_at_end[op]) ops.release(k);
+  }
+  ops.finish_copies();
+  ops.issue_due();
+}
+
+void plan_executor::packed(const at::Tensor& tensor) {
+  auto& s = *state_;
+  if (s.replaying || !tensor.defined() || !tensor.has_storage()) return;
+  executor_ops ops(s, stats_);
+  static_cast<void>(ops.tensor_of(tensor.storage().unsafeGetStorageImpl()));
+}
+
+void plan_executor::unpacking(const at::Tensor& tensor) {
+  executor_ops ops(*state_, stats_);
+  ops.meet(tensor);
+}
+
+}  // namespace tandem::torch_support

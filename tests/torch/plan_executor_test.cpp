@@ -1,0 +1,380 @@
+// The plan executor on real libtorch training: swap and recompute plans give bitwise the losses
+// of vanilla training, and what they send out leaves the pool.
+
+#include "tandem/torch/plan_executor.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tandem/common/error.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/device/copy_channel.hpp"
+#include "tandem/device/cpu_backend.hpp"
+#include "tandem/footprint/cost_model.hpp"
+#include "tandem/footprint/planner.hpp"
+#include "tandem/models/optimizer.hpp"
+#include "tandem/models/zoo.hpp"
+#include "tandem/torch/access_recorder.hpp"
+#include "tandem/torch/cpu_allocator.hpp"
+#include "tandem/torch/job_binding.hpp"
+
+namespace tandem::torch_support {
+namespace {
+
+/// The job's live bytes as the pool sees them, and their highest since the last reset.
+class live_meter final : public memory::trace_sink {
+ public:
+  void on_event(const memory::trace_event& event) override {
+    if (event.op == memory::trace_op::alloc) {
+      live_ += event.bytes;
+      peak_ = std::max(peak_, live_);
+    } else if (event.op == memory::trace_op::free) {
+      live_ -= event.bytes;
+    }
+  }
+  void reset_peak() { peak_ = live_; }
+  [[nodiscard]] std::size_t peak() const { return peak_; }
+
+ private:
+  std::size_t live_ = 0;
+  std::size_t peak_ = 0;
+};
+
+memory::pool_options pool_of(std::size_t capacity) {
+  memory::pool_options options;
+  options.capacity = capacity;
+  options.budget = capacity;
+  options.region_size = 2 * MiB;
+  options.small_threshold = 64 * KiB;
+  return options;
+}
+
+/// What a test trains: a loss per iteration, from parameters the optimizer steps.
+class trainee {
+ public:
+  virtual ~trainee() = default;
+  virtual torch::Tensor loss(std::int64_t iteration) = 0;
+  virtual std::vector<torch::Tensor> parameters() = 0;
+};
+
+class zoo_trainee final : public trainee {
+ public:
+  zoo_trainee(const std::string& name, std::int64_t batch)
+      : model_(models::make_model(name, models::default_options(name))), batch_(batch) {
+    model_->module().train();
+  }
+  torch::Tensor loss(std::int64_t iteration) override {
+    const auto batch = model_->make_batch(batch_, 1000 + static_cast<std::uint64_t>(iteration));
+    return model_->loss(model_->forward(batch.input), batch.target);
+  }
+  std::vector<torch::Tensor> parameters() override { return model_->parameters(); }
+
+ private:
+  std::unique_ptr<models::model> model_;
+  std::int64_t batch_;
+};
+
+/// Two layers with dropout between them: the zoo's models train without dropout.
+class dropout_trainee final : public trainee {
+ public:
+  dropout_trainee() {
+    torch::manual_seed(7);
+    first_ = torch::nn::Linear(64, 256);
+    second_ = torch::nn::Linear(256, 10);
+  }
+  torch::Tensor loss(std::int64_t iteration) override {
+    auto data = torch::make_generator<at::CPUGeneratorImpl>(static_cast<std::uint64_t>(iteration));
+    const auto input = torch::randn({32, 64}, data);
+    const auto target = torch::randint(10, {32}, data);
+    auto hidden = torch::dropout(torch::relu(first_->forward(input)), 0.3, true);
+    hidden = torch::dropout(hidden * 2, 0.2, true);
+    return torch::cross_entropy_loss(second_->forward(hidden), target);
+  }
+  std::vector<torch::Tensor> parameters() override {
+    auto all = first_->parameters();
+    for (const auto& p : second_->parameters()) all.push_back(p);
+    return all;
+  }
+
+ private:
+  torch::nn::Linear first_{nullptr};
+  torch::nn::Linear second_{nullptr};
+};
+
+using make_trainee = std::function<std::unique_ptr<trainee>()>;
+
+make_trainee zoo(const std::string& name, std::int64_t batch) {
+  return [=] { return std::make_unique<zoo_trainee>(name, batch); };
+}
+
+/// Trains as the runtime does (gradients set to none after each step), on a pool of its own,
+/// and lets a test record an iteration and run plans on the later ones.
+class training {
+ public:
+  explicit training(const make_trainee& make)
+      : stream_(backend_.create_stream("job", device::stream_kind::compute)),
+        pool_(backend_, pool_of(1 * GiB)),
+        job_(pool_.add_job("job")),
+        installed_(pool_),
+        bound_(pool_, job_, *stream_),
+        trainee_(make()),
+        optimizer_(models::make_optimizer("sgd", trainee_->parameters(), 0.01)) {
+    pool_.set_trace_sink(&meter_);
+  }
+  ~training() { pool_.set_trace_sink(nullptr); }
+  training(const training&) = delete;
+  training& operator=(const training&) = delete;
+
+  /// One step; returns its loss. `recorder` marks the phases when given.
+  double step(std::int64_t iteration, access_recorder* recorder = nullptr) {
+    const auto loss = trainee_->loss(iteration);
+    if (recorder != nullptr) recorder->enter(footprint::phase::backward);
+    loss.backward();
+    if (recorder != nullptr) recorder->enter(footprint::phase::optimizer);
+    optimizer_->step();
+    for (auto& parameter : trainee_->parameters()) parameter.mutable_grad() = torch::Tensor();
+    return loss.item<double>();
+  }
+
+  footprint::access_sequence record(std::int64_t iteration, double& loss) {
+    access_recorder recorder(pool_, job_, &meter_);
+    pool_.set_trace_sink(&recorder);
+    recorder.begin();
+    loss = step(iteration, &recorder);
+    auto sequence = recorder.end("job", 0);
+    pool_.set_trace_sink(&meter_);
+    return sequence;
+  }
+
+  /// Runs iteration `iteration` under `executor`; its loss, and the pool's peak in `peak`.
+  double execute(plan_executor& executor, std::int64_t iteration, std::size_t& peak) {
+    pool_.set_trace_sink(&executor);
+    meter_.reset_peak();
+    executor.begin();
+    const double loss = step(iteration);
+    executor.end();
+    peak = meter_.peak();
+    pool_.set_trace_sink(&meter_);
+    return loss;
+  }
+
+  double plain(std::int64_t iteration, std::size_t& peak) {
+    meter_.reset_peak();
+    const double loss = step(iteration);
+    peak = meter_.peak();
+    return loss;
+  }
+
+  [[nodiscard]] memory::device_pool& pool() { return pool_; }
+  [[nodiscard]] memory::job_id job() const { return job_; }
+  [[nodiscard]] device::cpu_backend& backend() { return backend_; }
+  [[nodiscard]] live_meter& meter() { return meter_; }
+
+ private:
+  // A copy engine slow enough that copies really overlap computing, fast enough for a test.
+  device::cpu_backend backend_{{.memory_limit = 0, .copy_bandwidth = 4e9}};
+  std::unique_ptr<device::stream> stream_;
+  memory::device_pool pool_;
+  memory::job_id job_;
+  live_meter meter_;
+  cpu_allocator_scope installed_;
+  job_binding bound_;
+  std::unique_ptr<trainee> trainee_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+struct planned_run {
+  std::vector<double> losses;
+  std::vector<std::size_t> peaks;  ///< of the executed iterations
+  execution_stats stats;
+  footprint::plan plan;
+  footprint::access_sequence sequence;
+};
+
+constexpr std::int64_t iterations = 5;
+
+std::vector<double> vanilla_losses(const make_trainee& make, std::size_t& peak) {
+  training run(make);
+  std::vector<double> losses;
+  peak = 0;
+  for (std::int64_t i = 0; i < iterations; ++i) {
+    std::size_t p = 0;
+    losses.push_back(run.plain(i, p));
+    if (i >= 2) peak = std::max(peak, p);
+  }
+  return losses;
+}
+
+/// Iteration 0 plain, iteration 1 recorded, the rest under the plan `make_plan` makes from it.
+template <typename MakePlan>
+planned_run run_planned(const make_trainee& make, MakePlan&& make_plan) {
+  training run(make);
+  planned_run out;
+  std::size_t ignored = 0;
+  out.losses.push_back(run.plain(0, ignored));
+  double loss = 0;
+  out.sequence = run.record(1, loss);
+  out.losses.push_back(loss);
+  out.plan = make_plan(out.sequence);
+  device::copy_channel channel(run.backend());
+  plan_executor executor(run.pool(), run.job(), channel, out.sequence, out.plan, &run.meter());
+  for (std::int64_t i = 2; i < iterations; ++i) {
+    std::size_t peak = 0;
+    out.losses.push_back(run.execute(executor, i, peak));
+    out.peaks.push_back(peak);
+  }
+  out.stats = executor.stats();
+  return out;
+}
+
+std::size_t count(const footprint::plan& plan, footprint::action what) {
+  return static_cast<std::size_t>(std::count_if(plan.decisions.begin(), plan.decisions.end(),
+                                                [&](const auto& d) { return d.what == what; }));
+}
+
+footprint::plan by_planner(const std::string& name, const footprint::access_sequence& sequence,
+                           double budget_share) {
+  const auto vanilla = footprint::predict(sequence, footprint::plan{}).peak_bytes;
+  const auto budget = static_cast<std::size_t>(budget_share * static_cast<double>(vanilla));
+  return footprint::make_planner(name)->make_plan(sequence, {.budget_bytes = budget, .costs = {}});
+}
+
+void expect_bitwise(const std::vector<double>& expected, const std::vector<double>& got) {
+  ASSERT_EQ(expected.size(), got.size());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    EXPECT_EQ(expected[i], got[i]) << "iteration " << i;  // bitwise: exact equality
+}
+
+TEST(PlanExecutor, SwappingEveryFeatureMapKeepsTheLossesBitwiseAndLowersThePoolsPeak) {
+  std::size_t vanilla_peak = 0;
+  const auto expected = vanilla_losses(zoo("resnet20", 16), vanilla_peak);
+  const auto run = run_planned(zoo("resnet20", 16), [](const footprint::access_sequence& s) {
+    return by_planner("vdnn-all", s, 0);
+  });
+  ASSERT_GT(count(run.plan, footprint::action::swap), 20u);
+  expect_bitwise(expected, run.losses);
+  EXPECT_EQ(run.stats.iterations, 3u);
+  EXPECT_EQ(run.stats.diverged_iterations, 0u);
+  EXPECT_EQ(run.stats.missed, 0u);
+  // A swap whose copy out has not finished when the tensor is needed again is called off.
+  EXPECT_GT(run.stats.swaps, 0u);
+  EXPECT_LE(run.stats.swaps, 3 * count(run.plan, footprint::action::swap));
+  EXPECT_GT(run.stats.swapped_out_bytes, 0u);
+  EXPECT_EQ(run.stats.swapped_in_bytes, run.stats.swapped_out_bytes);
+  // Swapped-out bytes leave the pool: every executed iteration peaks below vanilla.
+  for (const auto peak : run.peaks) {
+    EXPECT_LT(peak, vanilla_peak * 9 / 10)
+        << format_bytes(peak) << " against " << format_bytes(vanilla_peak);
+  }
+}
+
+TEST(PlanExecutor, RecomputePlansKeepTheLossesBitwise) {
+  std::size_t vanilla_peak = 0;
+  const auto expected = vanilla_losses(zoo("resnet20", 16), vanilla_peak);
+  for (const std::string planner : {"checkpoint", "superneurons", "capuchin"}) {
+    const auto run = run_planned(zoo("resnet20", 16), [&](const footprint::access_sequence& s) {
+      return by_planner(planner, s, 0.5);
+    });
+    SCOPED_TRACE(planner);
+    expect_bitwise(expected, run.losses);
+    EXPECT_EQ(run.stats.diverged_iterations, 0u);
+    EXPECT_EQ(run.stats.missed, 0u);
+    EXPECT_EQ(run.stats.recomputations, 3 * count(run.plan, footprint::action::recompute));
+    for (const auto peak : run.peaks) EXPECT_LT(peak, vanilla_peak);
+  }
+}
+
+/// Every activation of a random operation, recomputed: dropout must draw the same mask again.
+footprint::plan recompute_random(const footprint::access_sequence& s) {
+  footprint::plan plan;
+  plan.planner = "test";
+  plan.model = s.model;
+  plan.batch_size = s.batch_size;
+  for (std::size_t t = 0; t < s.tensors.size(); ++t) {
+    const auto& x = s.tensors[t];
+    if (x.role != footprint::tensor_role::activation || !x.created_by) continue;
+    if (!s.operations[*x.created_by].random) continue;
+    // The stretch from its last forward access to its first read in the backward pass.
+    std::size_t last_forward = 0;
+    for (std::size_t a = 0; a < x.read_by.size(); ++a) {
+      if (s.operations[x.read_by[a]].where == footprint::phase::forward) last_forward = a + 1;
+    }
+    if (last_forward >= x.read_by.size()) continue;
+    plan.decisions.push_back({.tensor = t,
+                              .what = footprint::action::recompute,
+                              .released_after = last_forward,
+                              .needed_at = last_forward + 1,
+                              .swap_out = {},
+                              .swap_in = {}});
+    try {
+      footprint::validate(plan, s);
+    } catch (const config_error&) {
+      plan.decisions.pop_back();
+    }
+  }
+  return plan;
+}
+
+TEST(PlanExecutor, RecomputingDropoutReplaysTheGeneratorSoTheLossesStayBitwise) {
+  std::size_t vanilla_peak = 0;
+  const make_trainee mlp = [] { return std::make_unique<dropout_trainee>(); };
+  const auto expected = vanilla_losses(mlp, vanilla_peak);
+  const auto run = run_planned(mlp, recompute_random);
+  ASSERT_GT(count(run.plan, footprint::action::recompute), 0u);
+  expect_bitwise(expected, run.losses);
+  EXPECT_EQ(run.stats.diverged_iterations, 0u);
+  EXPECT_EQ(run.stats.recomputations, 3 * count(run.plan, footprint::action::recompute));
+}
+
+TEST(PlanExecutor, AnEmptyPlanChangesNothing) {
+  std::size_t vanilla_peak = 0;
+  const auto expected = vanilla_losses(zoo("resnet20", 8), vanilla_peak);
+  const auto run = run_planned(zoo("resnet20", 8), [](const footprint::access_sequence& s) {
+    return by_planner("none", s, 0);
+  });
+  expect_bitwise(expected, run.losses);
+  EXPECT_EQ(run.stats.diverged_iterations, 0u);
+  EXPECT_EQ(run.stats.swaps + run.stats.recomputations, 0u);
+}
+
+TEST(PlanExecutor, RefusesAPlanOnASequenceThatDoesNotLocateItsTensors) {
+  footprint::access_sequence s;
+  s.model = "made up";
+  for (const auto where :
+       {footprint::phase::forward, footprint::phase::forward, footprint::phase::backward}) {
+    footprint::operation op;
+    op.name = "op" + std::to_string(s.operations.size());
+    op.where = where;
+    s.operations.push_back(op);
+  }
+  footprint::tensor x;
+  x.name = "x";
+  x.bytes = 1024;
+  x.created_by = 0;
+  x.read_by = {1, 2};
+  s.tensors.push_back(x);
+  footprint::plan plan;
+  plan.decisions.push_back({.tensor = 0,
+                            .what = footprint::action::recompute,
+                            .released_after = 1,
+                            .needed_at = 2,
+                            .swap_out = {},
+                            .swap_in = {}});
+  device::cpu_backend backend;
+  memory::device_pool pool(backend, pool_of(64 * MiB));
+  const auto job = pool.add_job("j");
+  device::copy_channel channel(backend);
+  EXPECT_THROW(plan_executor(pool, job, channel, s, plan), config_error);
+  s.tensors[0].allocation = 0;
+  EXPECT_NO_THROW(plan_executor(pool, job, channel, s, plan));
+}
+
+}  // namespace
+}  // namespace tandem::torch_support
