@@ -54,6 +54,7 @@ struct operation {
   double duration_s = 0;  ///< how long it computes; recomputing it costs as much again
   /// Draws random numbers (dropout): recomputing it must replay the generator's state.
   bool random = false;
+  friend bool operator==(const operation&, const operation&) = default;
 };
 
 struct tensor {
@@ -69,6 +70,7 @@ struct tensor {
   /// gradient accumulated into, an output freed by the framework later); empty: after its last
   /// reader, or never for persistent tensors.
   std::optional<std::size_t> freed_after;
+  friend bool operator==(const tensor&, const tensor&) = default;
 };
 
 struct access_sequence {
@@ -79,6 +81,7 @@ struct access_sequence {
   /// Bytes the sequence does not itemize but that the job holds all through the iteration (the
   /// framework's own buffers, the batch before the first operation): the cost model's floor.
   std::size_t other_bytes = 0;
+  friend bool operator==(const access_sequence&, const access_sequence&) = default;
 
   /// When the last operation ends (the iteration's length alone).
   [[nodiscard]] double iteration_s() const;
