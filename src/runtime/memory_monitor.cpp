@@ -34,7 +34,29 @@ void memory_monitor::name_job(memory::job_id job, std::string name) {
   jobs_[job].name = std::move(name);
 }
 
+void memory_monitor::attach(memory::job_id job, memory::trace_sink* sink) {
+  std::unique_lock lock(subscribers_mutex_);
+  if (sink == nullptr) {
+    subscribers_.erase(job);
+  } else {
+    subscribers_[job] = sink;
+  }
+  any_subscriber_.store(!subscribers_.empty(), std::memory_order_release);
+}
+
+void memory_monitor::detach(memory::job_id job) {
+  attach(job, nullptr);
+}
+
 void memory_monitor::on_event(const memory::trace_event& event) {
+  record(event);
+  if (!any_subscriber_.load(std::memory_order_acquire)) return;
+  std::shared_lock lock(subscribers_mutex_);
+  const auto found = subscribers_.find(event.job);
+  if (found != subscribers_.end()) found->second->on_event(event);
+}
+
+void memory_monitor::record(const memory::trace_event& event) {
   if (event.op == trace_op::out_of_memory) return;  // changes nothing; the job reports it
   const double time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();

@@ -39,6 +39,14 @@ nlohmann::json to_json(const iteration_detail& detail) {
           {"operations", operations}};
 }
 
+/// The sequence as write_access_sequence_json writes it, embedded as an object.
+nlohmann::json to_json(const std::optional<footprint::access_sequence>& sequence) {
+  if (!sequence) return nullptr;
+  std::stringstream text;
+  footprint::write_access_sequence_json(*sequence, text);
+  return nlohmann::json::parse(text);
+}
+
 // ---- reading ----
 
 /// What to do about a malformed profile: every field's complaint ends with it.
@@ -85,7 +93,16 @@ std::string read_status(const json_field& f) {
   return status;
 }
 
-job_profile read_job(const json_field& f) {
+/// An embedded access sequence, read by read_access_sequence_json (which validates it); its
+/// messages name the profile and the field.
+std::optional<footprint::access_sequence> read_sequence(const json_field& f,
+                                                        const std::string& source) {
+  if (f.json().is_null()) return std::nullopt;
+  std::istringstream text(f.json().dump());
+  return footprint::read_access_sequence_json(text, source + ": " + f.path());
+}
+
+job_profile read_job(const json_field& f, int version, const std::string& source) {
   job_profile job;
   job.name = f["name"].text();
   job.model = f["model"].text();
@@ -102,18 +119,22 @@ job_profile read_job(const json_field& f) {
   job.peak_reserved_bytes = f["peak_reserved_bytes"].count<std::size_t>();
   const auto last = f["last_iteration"];
   if (!last.json().is_null()) job.last_iteration = read_detail(last);
+  if (version >= 3) job.sequence = read_sequence(f["sequence"], source);
   return job;
 }
 
-/// Another version's fields may mean something else: refuse it rather than guess.
-void check_version(const json_field& root, const std::string& source) {
+/// Another version's fields may mean something else: refuse it rather than guess. Returns the
+/// version (2 lacks the access sequences).
+int check_version(const json_field& root, const std::string& source) {
   const auto version = root["schema_version"].count<int>("a whole number");
-  if (version != profile_schema_version) {
+  if (version < oldest_profile_schema_version || version > profile_schema_version) {
     throw config_error(source + ": a profile of schema version " + std::to_string(version) +
-                       ", but this build of tandem reads version " +
+                       ", but this build of tandem reads versions " +
+                       std::to_string(oldest_profile_schema_version) + " to " +
                        std::to_string(profile_schema_version) +
                        " only; re-run `tandem profile WORKLOAD --out FILE` with this build");
   }
+  return version;
 }
 
 }  // namespace
@@ -135,7 +156,8 @@ void write_profile_json(const profile_set& profiles, std::ostream& out) {
                     {"peak_live_bytes", job.peak_live_bytes},
                     {"peak_reserved_bytes", job.peak_reserved_bytes},
                     {"last_iteration",
-                     job.last_iteration ? to_json(*job.last_iteration) : nlohmann::json(nullptr)}});
+                     job.last_iteration ? to_json(*job.last_iteration) : nlohmann::json(nullptr)},
+                    {"sequence", to_json(job.sequence)}});
   }
   const nlohmann::json document{{"schema_version", profile_schema_version},
                                 {"workload", profiles.workload},
@@ -152,13 +174,14 @@ profile_set read_profile_json(std::istream& in, const std::string& source) {
   const document_context context{source, not_a_profile};
   const json_field root(document, "", context);
   if (!document.is_object()) root.expected("an object");
-  check_version(root, source);
+  const auto version = check_version(root, source);
   profile_set profiles;
   profiles.workload = root["workload"].text();
   profiles.device = root["device"].text();
   profiles.region_size = root["region_size"].count<std::size_t>();
   profiles.cores = root["cores"].count<unsigned>();
-  for (const auto& job : root["jobs"].elements()) profiles.jobs.push_back(read_job(job));
+  for (const auto& job : root["jobs"].elements())
+    profiles.jobs.push_back(read_job(job, version, source));
   return profiles;
 }
 

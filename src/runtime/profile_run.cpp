@@ -64,6 +64,7 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations, std:
     profile.peak_live_bytes = measured.peak_live_bytes;
     profile.peak_reserved_bytes = measured.peak_reserved_bytes;
     profile.last_iteration = measured.last_iteration;
+    if (profile.completed) profile.sequence = measured.access_sequence;
     profiles.jobs.push_back(std::move(profile));
   }
   profiles.region_size =

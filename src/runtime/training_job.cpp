@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fault_hook.hpp"
+#include "sequence_recording.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
 #include "tandem/models/optimizer.hpp"
@@ -48,8 +49,12 @@ class trainer {
 
   /// One training step; returns the loss. Gradients are dropped after the step (set to none,
   /// as PyTorch 2 does by default), so they are per-iteration memory like the feature maps.
-  double step(std::int64_t iteration) {
+  /// `recording`: the step is recorded as an access sequence, begun here (where the model and
+  /// optimizer are, to name their tensors) with its phases marked; the caller ends it once the
+  /// step has returned (and freed its loss).
+  double step(std::int64_t iteration, sequence_recording* recording = nullptr) {
     torch::Tensor loss;
+    if (recording != nullptr) recording->begin(model_->module(), *optimizer_);
     {
       torch_support::kind_scope forward(alloc_kind::feature_map);
       const auto batch =
@@ -58,9 +63,11 @@ class trainer {
     }
     {
       torch_support::kind_scope backward(alloc_kind::gradient);
+      if (recording != nullptr) recording->recorder().enter(footprint::phase::backward);
       loss.backward();
     }
     {
+      if (recording != nullptr) recording->recorder().enter(footprint::phase::optimizer);
       // The optimizer makes its state (momentum, Adam's moments) on the first step: that
       // state lives as long as the job.
       torch_support::kind_scope update(iteration == 0 ? alloc_kind::persistent
@@ -352,7 +359,16 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     progress.now = phase::training;
     const auto iteration = static_cast<std::int64_t>(result.iteration_log.size());
     double loss = 0;
-    const auto report = runner.run(iteration, start_s, [&] { loss = job->step(iteration); });
+    // The iteration whose operations and allocations are recorded is also recorded as an access
+    // sequence, when it is known to be the last (not for a job run for a duration).
+    std::optional<sequence_recording> recording;
+    if (spec.iterations && records_operations(spec, iteration, context.monitor)) {
+      recording.emplace(context.pool, context.monitor, id);
+    }
+    const auto report = runner.run(iteration, start_s, [&] {
+      loss = job->step(iteration, recording ? &*recording : nullptr);
+      if (recording) result.access_sequence = recording->end(spec.model, spec.batch_size);
+    });
     result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
     gate.finish_iteration(id, report);

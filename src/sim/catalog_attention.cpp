@@ -20,6 +20,23 @@ work attention_work(double flops, double bytes, double blocks, int kernels) {
   return w;
 }
 
+/// Queries scaled, keys and values copied into per-head layout: three tensors of the projection's
+/// width each, the queries the output, keys and values saved.
+void per_head_copies(network& net, const std::string& name, const self_attention_spec& spec) {
+  const std::int64_t elements = net.batch * spec.length * spec.hidden;
+  const double bytes = real(6 * elements * fp32_bytes);  // three read, three written
+  layer l;
+  l.name = name + ".heads";
+  l.kind = op_kind::elementwise;
+  l.forward = attention_work(real(elements), bytes, elementwise_blocks(3 * elements), 3);
+  l.backward = attention_work(real(elements), bytes, elementwise_blocks(3 * elements), 3);
+  l.output_bytes = elements * fp32_bytes;
+  l.saved_bytes = 2 * elements * fp32_bytes;
+  l.saved_tensors = 2;
+  l.input_gradient_bytes = 3 * elements * fp32_bytes;  // the projection's output's gradient
+  net.add(std::move(l));
+}
+
 /// Scores q.k^T / sqrt(d) and their softmax, per head: [batch, heads, length, length].
 void scores(network& net, const std::string& name, const self_attention_spec& spec) {
   const std::int64_t n = spec.length;
@@ -68,6 +85,10 @@ void context(network& net, const std::string& name, const self_attention_spec& s
 void self_attention(network& net, const std::string& name, const self_attention_spec& spec) {
   const std::int64_t rows = net.batch * spec.length;
   linear(net, name + ".qkv", rows, spec.hidden, 3 * spec.hidden);
+  if (spec.per_head_copies) {
+    net.release_last_after_next();  // read by the copies only
+    per_head_copies(net, name, spec);
+  }
   scores(net, name, spec);
   if (spec.dropout) {
     dropout(net, name + ".probs_dropout", net.batch * spec.heads * spec.length * spec.length);

@@ -14,6 +14,10 @@ struct self_attention_spec {
   std::int64_t hidden = 0;
   std::int64_t heads = 1;
   bool dropout = false;  ///< dropout on the attention probabilities (BERT: 0.1)
+  /// libtorch's MultiheadAttention (the zoo's bert_mini): the projection's output is read once
+  /// more, to make the queries (scaled), keys and values (made contiguous per head) as three new
+  /// tensors, which the score and context products keep for their backward.
+  bool per_head_copies = false;
 };
 
 /// Multi-head self-attention over [batch, length, hidden]: one projection to queries, keys and

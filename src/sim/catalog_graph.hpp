@@ -54,6 +54,12 @@ struct layer {
   std::int64_t output_bytes = 0;
   std::size_t output_freed_after = kept_for_backward;
   std::int64_t saved_bytes = 0;  ///< more kept for backward: masks, statistics, gates, indices
+  /// saved_bytes is this many tensors of equal size, allocated and freed one by one (batch and
+  /// layer norm's mean and inverse deviation; attention's keys and values).
+  std::int64_t saved_tensors = 1;
+  /// The forward makes its saved tensors before its output (batch norm: the statistics, then the
+  /// map): the order of the access sequence's tensors.
+  bool saved_before_output = false;
   std::int64_t forward_scratch_bytes = 0;   ///< temporaries of the forward (workspace)
   std::int64_t backward_scratch_bytes = 0;  ///< temporaries of the backward
   /// The gradient with respect to the layer's input that its backward produces; the backward

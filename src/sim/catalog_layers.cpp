@@ -206,6 +206,12 @@ image conv2d(network& net, const std::string& name, image in, const conv_spec& s
 
 void batch_norm(network& net, const std::string& name, image shape, activation after) {
   const std::int64_t elements = net.batch * shape.elements();
+  if (after == activation::relu6) {
+    // hardtanh's backward reads the normalised map, so it stays until then.
+    batch_norm(net, name, shape, activation::none);
+    activation_layer(net, name + ".relu6", elements);
+    return;
+  }
   const bool activates = after != activation::none;
   // Statistics and normalisation read the input twice and write once; the activation reads
   // and writes once more (in place or not). Backward reads input, output gradient (twice) and
@@ -220,7 +226,9 @@ void batch_norm(network& net, const std::string& name, image shape, activation a
   l.backward.flops = real(elements) * 12.0;
   l.parameters = {shape.channels, shape.channels};
   l.buffer_bytes = {shape.channels * fp32_bytes, shape.channels * fp32_bytes, index_bytes};
-  l.saved_bytes = 2 * shape.channels * fp32_bytes;               // batch mean and inverse deviation
+  l.saved_bytes = 2 * shape.channels * fp32_bytes;  // batch mean and inverse deviation
+  l.saved_tensors = 2;
+  l.saved_before_output = true;
   if (new_map) l.forward_scratch_bytes = elements * fp32_bytes;  // the normalised map
   if (activates) l.backward_scratch_bytes = elements * fp32_bytes;
   net.add(std::move(l));
@@ -309,6 +317,7 @@ void layer_norm(network& net, const std::string& name, std::int64_t rows, std::i
   l.backward.kernels = 2;  // input gradient, then the weights' (a reduction over rows)
   l.parameters = {width, width};
   l.saved_bytes = 2 * rows * fp32_bytes;  // mean and inverse deviation per row
+  l.saved_tensors = 2;
   net.add(std::move(l));
 }
 

@@ -66,9 +66,11 @@ void input_frames(network& net, std::int64_t tokens, std::int64_t frame_values);
 
 image conv2d(network& net, const std::string& name, image in, const conv_spec& spec);
 
-enum class activation : std::uint8_t { none, relu, relu_in_place, tanh };
-/// Batch norm over `shape`, then `after`: a non-in-place activation makes a second map and frees
-/// the normalised one at once (relu(bn(x)) as the zoo writes it).
+/// relu6: ReLU6 as libtorch makes it (hardtanh), whose backward reads its input, not its output.
+enum class activation : std::uint8_t { none, relu, relu_in_place, tanh, relu6 };
+/// Batch norm over `shape`, then `after`: a non-in-place activation whose backward reads its
+/// output makes a second map and frees the normalised one at once (relu(bn(x)) as the zoo writes
+/// it); relu6 keeps both, as a layer of its own after the batch norm.
 void batch_norm(network& net, const std::string& name, image shape, activation after);
 
 /// A convolution followed by batch norm and `after`.

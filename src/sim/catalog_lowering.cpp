@@ -98,7 +98,8 @@ void forward_pass(iteration_builder& it, const network& net) {
     const layer& l = net.layers[i];
     const bool kept = l.output_freed_after == kept_for_backward;
     it.allocate(l.output_bytes, kept ? alloc_kind::feature_map : alloc_kind::temporary);
-    it.allocate(l.saved_bytes, alloc_kind::feature_map);
+    for (std::int64_t k = 0; k < l.saved_tensors; ++k)
+      it.allocate(l.saved_bytes / l.saved_tensors, alloc_kind::feature_map);
     it.allocate(l.forward_scratch_bytes, alloc_kind::temporary);
     it.run(forward_name(l), l.kind, l.forward);
     it.release(l.forward_scratch_bytes, alloc_kind::temporary);
@@ -118,7 +119,8 @@ void backward_pass(iteration_builder& it, const network& net) {
     it.release(l.backward_scratch_bytes, alloc_kind::temporary);
     it.release(pending_gradient, alloc_kind::gradient);
     pending_gradient = l.input_gradient_bytes;
-    it.release(l.saved_bytes, alloc_kind::feature_map);
+    for (std::int64_t k = 0; k < l.saved_tensors; ++k)
+      it.release(l.saved_bytes / l.saved_tensors, alloc_kind::feature_map);
     if (l.output_freed_after == kept_for_backward) {
       it.release(l.output_bytes, alloc_kind::feature_map);
     }

@@ -1,7 +1,8 @@
 // The zoo's MobileNetV2 (src/models/mobilenetv2.cpp): a stride-2 stem, seventeen inverted
 // residual blocks (1x1 expand, 3x3 depthwise, 1x1 linear projection, a shortcut where the shape
 // allows), a 1x1 convolution to 1280 channels, pooling and a linear classifier; channels rounded
-// to multiples of 8 after the width multiplier, ReLU6 not in place.
+// to multiples of 8 after the width multiplier, ReLU6 not in place (libtorch's hardtanh: its
+// backward reads its input, so the batch norm's output is kept as well as the ReLU6's).
 
 #include <algorithm>
 
@@ -32,10 +33,10 @@ image inverted_residual(network& net, const std::string& name, image in, std::in
   const std::int64_t hidden = in.channels * expand;
   image x = in;
   if (expand != 1) {
-    x = conv_bn(net, name + ".expand", x, square_conv(hidden, 1), activation::relu);
+    x = conv_bn(net, name + ".expand", x, square_conv(hidden, 1), activation::relu6);
   }
   x = conv_bn(net, name + ".depthwise", x, square_conv(hidden, 3, stride, hidden),
-              activation::relu);
+              activation::relu6);
   x = conv_bn(net, name + ".project", x, square_conv(out, 1), activation::none);
   if (stride == 1 && in.channels == out) {
     const std::size_t projected = net.last_index();
@@ -54,7 +55,7 @@ network build_mobilenetv2(const model_args& args) {
   const std::int64_t side = args.integer("image_side");
   image x = input_images(net, {args.integer("channels"), side, side});
   x = conv_bn(net, "stem", x, first_layer(square_conv(divisible_by_8(32.0 * w), 3, 2)),
-              activation::relu);
+              activation::relu6);
   int index = 0;
   for (const auto& stage : stages) {
     const std::int64_t out = divisible_by_8(static_cast<double>(stage.channels) * w);
@@ -64,7 +65,7 @@ network build_mobilenetv2(const model_args& args) {
     }
   }
   const std::int64_t last = divisible_by_8(1280.0 * std::max(1.0, w));
-  x = conv_bn(net, "head", x, square_conv(last, 1), activation::relu);
+  x = conv_bn(net, "head", x, square_conv(last, 1), activation::relu6);
   image_classifier(net, x, args.integer("classes"));
   return net;
 }

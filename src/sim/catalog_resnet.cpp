@@ -42,30 +42,34 @@ image basic_block(network& net, const std::string& name, image in, std::int64_t 
                   std::int64_t stride) {
   const image out{out_channels, side_after(in.height, 3, stride, 1),
                   side_after(in.width, 3, stride, 1)};
-  std::size_t shortcut = kept_for_backward;
-  if (stride != 1 || in.channels != out_channels) {
-    shortcut = padded_shortcut(net, name + ".shortcut", in, out);
-  }
   const image mid = conv2d(net, name + ".conv1", in, square_conv(out_channels, 3, stride));
   batch_norm(net, name + ".bn1", mid, activation::relu);
   conv2d(net, name + ".conv2", mid, square_conv(out_channels, 3));
   batch_norm(net, name + ".bn2", out, activation::none);
-  add_relu(net, name, out, net.last_index(), shortcut);
+  const std::size_t branch = net.last_index();
+  // The zoo computes the shortcut inside the addition, after the branch.
+  std::size_t shortcut = kept_for_backward;
+  if (stride != 1 || in.channels != out_channels) {
+    shortcut = padded_shortcut(net, name + ".shortcut", in, out);
+  }
+  add_relu(net, name, out, branch, shortcut);
   return out;
 }
 
 image bottleneck(network& net, const std::string& name, image in, std::int64_t width,
                  std::int64_t stride) {
   const std::int64_t expanded = 4 * width;
+  image y = conv_bn(net, name + ".reduce", in, square_conv(width, 1), activation::relu);
+  y = conv_bn(net, name + ".spatial", y, square_conv(width, 3, stride), activation::relu);
+  const image out = conv_bn(net, name + ".expand", y, square_conv(expanded, 1), activation::none);
+  const std::size_t branch = net.last_index();
+  // The zoo projects the shortcut after the branch, as the addition's second operand.
   std::size_t projection = kept_for_backward;
   if (stride != 1 || in.channels != expanded) {
     conv_bn(net, name + ".projection", in, square_conv(expanded, 1, stride), activation::none);
     projection = net.last_index();
   }
-  image y = conv_bn(net, name + ".reduce", in, square_conv(width, 1), activation::relu);
-  y = conv_bn(net, name + ".spatial", y, square_conv(width, 3, stride), activation::relu);
-  const image out = conv_bn(net, name + ".expand", y, square_conv(expanded, 1), activation::none);
-  add_relu(net, name, out, net.last_index(), projection);
+  add_relu(net, name, out, branch, projection);
   return out;
 }
 

@@ -213,6 +213,15 @@ void add_layer_tensors(sequence_builder& b, const network& net, std::size_t i, c
     }
   }
 
+  const auto add_saved = [&] {
+    for (std::int64_t k = 0; k < l.saved_tensors; ++k) {
+      const auto name =
+          l.saved_tensors == 1 ? l.name + ".saved" : l.name + ".saved" + std::to_string(k);
+      b.add(name, l.saved_bytes / l.saved_tensors, role::activation, forward, {backward},
+            s.backward_end[i]);
+    }
+  };
+  if (l.saved_before_output) add_saved();
   const bool kept = l.output_freed_after == kept_for_backward;
   const std::size_t next_forward = i + 1 < net.layers.size() ? s.forward[i + 1] : no_op;
   if (kept) {
@@ -224,7 +233,7 @@ void add_layer_tensors(sequence_builder& b, const network& net, std::size_t i, c
     b.add(l.name + ".output", l.output_bytes, role::temporary, forward, {next_forward},
           s.forward_end[l.output_freed_after]);
   }
-  b.add(l.name + ".saved", l.saved_bytes, role::activation, forward, {backward}, s.backward_end[i]);
+  if (!l.saved_before_output) add_saved();
   b.add(l.name + ".forward_scratch", l.forward_scratch_bytes, role::temporary, forward, {},
         forward);
   b.add(l.name + ".backward_scratch", l.backward_scratch_bytes, role::temporary, backward, {},

@@ -1,5 +1,6 @@
 // Transformer encoders: the zoo's bert_mini (src/models/bert_mini.cpp: libtorch's post-norm
-// TransformerEncoderLayer, GELU, no dropout, a vocabulary head at every position) and BERT-base
+// TransformerEncoderLayer, GELU, no dropout, a vocabulary head at every position; its
+// MultiheadAttention makes queries, keys and values per head as new tensors) and BERT-base
 // (Devlin et al. 2019) pre-training: word, position (512) and segment embeddings, post-norm
 // layers with dropout 0.1, the pooler with the next-sentence head, and the masked-token head
 // (dense, GELU, layer norm, the decoder tied to the word embeddings) on the masked positions
@@ -23,6 +24,7 @@ struct encoder_spec {
   std::int64_t hidden = 0;
   std::int64_t heads = 1;
   bool dropout = false;
+  bool per_head_copies = false;  ///< libtorch's MultiheadAttention (self_attention_spec)
 };
 
 /// The sum of the embeddings from layer `first` on, which only the sum reads.
@@ -52,6 +54,7 @@ void encoder_layer(network& net, const std::string& name, const encoder_spec& sp
   attention.hidden = spec.hidden;
   attention.heads = spec.heads;
   attention.dropout = spec.dropout;
+  attention.per_head_copies = spec.per_head_copies;
   self_attention(net, name + ".attention", attention);
   residual_norm(net, name + ".attention", spec);
   linear(net, name + ".ffn1", rows, spec.hidden, 4 * spec.hidden);
@@ -60,12 +63,14 @@ void encoder_layer(network& net, const std::string& name, const encoder_spec& sp
   residual_norm(net, name + ".ffn", spec);
 }
 
-void encoder(network& net, const model_args& args, bool dropout) {
+/// `zoo`: libtorch's TransformerEncoderLayer (bert_mini), without dropout; else BERT-base's.
+void encoder(network& net, const model_args& args, bool zoo) {
   encoder_spec spec;
   spec.length = args.integer("sequence_length");
   spec.hidden = args.integer("hidden");
   spec.heads = args.integer("heads");
-  spec.dropout = dropout;
+  spec.dropout = !zoo;
+  spec.per_head_copies = zoo;
   for (std::int64_t i = 0; i < args.integer("layers"); ++i) {
     encoder_layer(net, "layer" + std::to_string(i), spec);
   }
@@ -119,7 +124,7 @@ network build_bert_mini(const model_args& args) {
   embedding(net, "positions", length, length, hidden);  // shared by the batch
   sum_embeddings(net, first, rows * hidden);
   layer_norm(net, "embeddings.norm", rows, hidden);
-  encoder(net, args, false);
+  encoder(net, args, true);
   linear(net, "head", rows, hidden, vocabulary);
   net.release_last_after_next();
   cross_entropy(net, "loss", rows, vocabulary);
@@ -143,7 +148,7 @@ network build_bert_base(const model_args& args) {
   sum_embeddings(net, first, rows * hidden);
   layer_norm(net, "embeddings.norm", rows, hidden);
   dropout(net, "embeddings.dropout", rows * hidden);
-  encoder(net, args, true);
+  encoder(net, args, false);
   next_sentence_head(net, hidden);
   masked_token_head(net, net.batch * masked, hidden, vocabulary, first);
   return net;

@@ -88,6 +88,47 @@ TEST(MemoryMonitor, AWindowRecordsTheRegionsHeldAsAUsageCurve) {
   pool.set_trace_sink(nullptr);
 }
 
+TEST(MemoryMonitor, AnAttachedSinkGetsItsJobsEventsOnlyUntilDetached) {
+  device::cpu_backend backend;
+  memory::pool_options options;
+  options.capacity = 64 * MiB;
+  options.region_size = 2 * MiB;
+  memory::device_pool pool(backend, options);
+  memory_monitor monitor;
+  pool.set_trace_sink(&monitor);
+  const auto a = pool.add_job("a");
+  const auto b = pool.add_job("b");
+  auto stream = backend.create_stream("s", device::stream_kind::compute);
+  memory::trace_recorder of_a;
+  monitor.attach(a, &of_a);
+  void* x = pool.allocate(a, *stream, 1 * MiB, alloc_kind::feature_map);
+  void* y = pool.allocate(b, *stream, 1 * MiB, alloc_kind::feature_map);
+  pool.deallocate(a, x);
+  monitor.detach(a);
+  void* z = pool.allocate(a, *stream, 1 * MiB, alloc_kind::feature_map);
+  pool.deallocate(a, z);
+  pool.deallocate(b, y);
+
+  const auto events = of_a.events();
+  std::size_t allocs = 0;
+  std::size_t frees = 0;
+  for (const auto& event : events) {
+    EXPECT_EQ(event.job, a);
+    allocs += event.op == memory::trace_op::alloc ? 1 : 0;
+    frees += event.op == memory::trace_op::free ? 1 : 0;
+  }
+  EXPECT_EQ(allocs, 1u);  // x only: y is b's, z came after detach
+  EXPECT_EQ(frees, 1u);
+  // The monitor itself still saw everything.
+  EXPECT_EQ(monitor.current(a).live_bytes, 0u);
+  EXPECT_EQ(monitor.restart_peak_window(b), 1 * MiB);
+  for (const auto job : {a, b}) {
+    pool.detach_stream(job, *stream);
+    pool.remove_job(job);
+  }
+  pool.set_trace_sink(nullptr);
+}
+
 TEST(MemoryMonitor, AnUnknownJobHasNothing) {
   memory_monitor monitor;
   EXPECT_EQ(monitor.current(42).live_bytes, 0u);

@@ -40,6 +40,20 @@ profile_set sample() {
   detail.operations = {{"aten::linear", 0.0001, 0.01},
                        {"autograd::engine::evaluate_function: AddmmBackward0", 0.02, 0.03}};
   done.last_iteration = detail;
+  footprint::access_sequence sequence;
+  sequence.model = "mlp";
+  sequence.batch_size = 16;
+  sequence.other_bytes = 512;
+  sequence.operations = {
+      {"aten::linear", footprint::phase::forward, footprint::op_kind::matmul, 0.0001, 0.01, false},
+      {"AddmmBackward0", footprint::phase::backward, footprint::op_kind::matmul, 0.02, 0.03, false},
+      {"aten::add_", footprint::phase::optimizer, footprint::op_kind::optimizer, 0.06, 1.0 / 3.0,
+       false}};
+  sequence.tensors = {
+      {"fc.weight", 4096, footprint::tensor_role::parameter, std::nullopt, {0, 1, 2}, std::nullopt},
+      {"t1", 8192, footprint::tensor_role::activation, 0, {1}, std::nullopt},
+      {"t2", 4096, footprint::tensor_role::gradient, 1, {2}, 2}};
+  done.sequence = sequence;
   job_profile failed;
   failed.name = "b";
   failed.model = "resnet50";
@@ -97,6 +111,40 @@ TEST(ProfileFormat, WhatIsWrittenReadsBackEqual) {
   EXPECT_FALSE(read(out.str()) == changed);  // the comparison sees operations
 }
 
+TEST(ProfileFormat, TheAccessSequenceIsTheFootprintDocumentEmbedded) {
+  const auto document = sample_json();
+  ASSERT_TRUE(document["jobs"][0]["sequence"].is_object());
+  // The object write_access_sequence_json writes, as it writes it.
+  std::ostringstream alone;
+  footprint::write_access_sequence_json(*sample().jobs[0].sequence, alone);
+  EXPECT_EQ(document["jobs"][0]["sequence"], nlohmann::json::parse(alone.str()));
+  EXPECT_TRUE(document["jobs"][1]["sequence"].is_null());  // failed: none
+  EXPECT_EQ(read(document.dump()).jobs[0].sequence, sample().jobs[0].sequence);
+}
+
+TEST(ProfileFormat, AVersion2ProfileStillReadsWithoutSequences) {
+  auto document = sample_json();
+  document["schema_version"] = 2;
+  for (auto& job : document["jobs"]) job.erase("sequence");
+  auto expected = sample();
+  for (auto& job : expected.jobs) job.sequence.reset();
+  EXPECT_EQ(read(document.dump()), expected);
+  // Version 3 has the field, null or not.
+  EXPECT_MENTIONS(error_after([](auto& d) { d["jobs"][0].erase("sequence"); }),
+                  "jobs[0].sequence: missing");
+}
+
+TEST(ProfileFormat, AMalformedSequenceIsNamedInsideTheProfile) {
+  const auto message =
+      error_after([](auto& d) { d["jobs"][0]["sequence"]["tensors"][1]["bytes"] = "many"; });
+  EXPECT_MENTIONS(message, "p.json: jobs[0].sequence");
+  EXPECT_MENTIONS(message, "tensors[1].bytes: expected a whole number");
+  // One that contradicts itself: read before it is made.
+  EXPECT_MENTIONS(
+      error_after([](auto& d) { d["jobs"][0]["sequence"]["tensors"][2]["read_by"] = {0}; }),
+      "p.json: jobs[0].sequence");
+}
+
 TEST(ProfileFormat, LoadProfileReadsAFileAndNamesOneItCannotRead) {
   const auto path = std::filesystem::path(testing::TempDir()) / "tandem_profile_format_test.json";
   {
@@ -127,8 +175,10 @@ TEST(ProfileFormat, InvalidJsonIsRefusedWithItsPosition) {
 TEST(ProfileFormat, AnotherSchemaVersionIsRefusedSayingWhichAndWhatToDo) {
   const auto message = error_after([](auto& d) { d["schema_version"] = 1; });
   EXPECT_MENTIONS(message, "schema version 1");
-  EXPECT_MENTIONS(message, "reads version " + std::to_string(profile_schema_version));
+  EXPECT_MENTIONS(message, "reads versions 2 to " + std::to_string(profile_schema_version));
   EXPECT_MENTIONS(message, "re-run `tandem profile");
+  EXPECT_MENTIONS(error_after([](auto& d) { d["schema_version"] = profile_schema_version + 1; }),
+                  "schema version " + std::to_string(profile_schema_version + 1));
   EXPECT_MENTIONS(error_after([](auto& d) { d.erase("schema_version"); }),
                   "schema_version: missing");
   EXPECT_MENTIONS(error_after([](auto& d) { d["schema_version"] = "2"; }),

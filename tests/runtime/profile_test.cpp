@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tandem/common/error.hpp"
+#include "tandem/footprint/cost_model.hpp"
 #include "tandem/runtime/session.hpp"
 
 namespace tandem::runtime {
@@ -144,6 +145,38 @@ TEST(Profile, TheLastIterationRecordsItsTopLevelOperationsForwardAndBackward) {
     EXPECT_FALSE(any_name_contains(ops, {"evaluate_function"})) << "named after the node";
     print_sample(model, ops, busy / iteration);
   }
+}
+
+TEST(Profile, ATrainingJobsLastIterationIsAlsoATensorAccessSequence) {
+  const auto profiles = profile_workload(one_job("resnet20", 8, "image_side = 32\n"), 2);
+  const auto& job = profiles.jobs.front();
+  ASSERT_TRUE(job.completed) << job.error;
+  ASSERT_TRUE(job.sequence.has_value());
+  const auto& sequence = *job.sequence;
+  EXPECT_NO_THROW(footprint::validate(sequence));
+  EXPECT_EQ(sequence.model, "resnet20");
+  EXPECT_EQ(sequence.batch_size, 8);
+  std::map<footprint::phase, int> ops;
+  for (const auto& op : sequence.operations) ++ops[op.where];
+  EXPECT_GT(ops[footprint::phase::forward], 20);
+  EXPECT_GT(ops[footprint::phase::backward], 20);
+  EXPECT_GT(ops[footprint::phase::optimizer], 0);
+  // Parameters and the optimizer's state are named after the module's parameters.
+  std::map<footprint::tensor_role, int> named;
+  for (const auto& t : sequence.tensors) {
+    if (t.name == "stem.weight" || t.name == "stem.weight.momentum_buffer") ++named[t.role];
+  }
+  EXPECT_EQ(named[footprint::tensor_role::parameter], 1);
+  EXPECT_EQ(named[footprint::tensor_role::optimizer_state], 1);
+  // The cost model's vanilla peak is the pool's.
+  const auto vanilla = footprint::predict(sequence, footprint::plan{});
+  EXPECT_NEAR(static_cast<double>(vanilla.peak_bytes), static_cast<double>(job.peak_live_bytes),
+              0.05 * static_cast<double>(job.peak_live_bytes));
+  // It goes into the profile's JSON and reads back equal.
+  std::ostringstream out;
+  write_profile_json(profiles, out);
+  std::istringstream in(out.str());
+  EXPECT_EQ(read_profile_json(in, "profiles.json").jobs.front().sequence, job.sequence);
 }
 
 TEST(Profile, FewerThanTwoIterationsIsRefused) {

@@ -60,6 +60,7 @@ struct operation {
   /// called again); the catalogue assumes every operation is. Plans recompute only tensors of
   /// recomputable operations.
   bool recomputable = true;
+  friend bool operator==(const operation&, const operation&) = default;
 };
 
 struct tensor {
@@ -79,6 +80,7 @@ struct tensor {
   /// how the executor finds the tensor again in a later iteration of the same job. Empty for
   /// persistent tensors and in generated sequences.
   std::optional<std::size_t> allocation;
+  friend bool operator==(const tensor&, const tensor&) = default;
 };
 
 struct access_sequence {
@@ -89,6 +91,7 @@ struct access_sequence {
   /// Bytes the sequence does not itemize but that the job holds all through the iteration (the
   /// framework's own buffers, the batch before the first operation): the cost model's floor.
   std::size_t other_bytes = 0;
+  friend bool operator==(const access_sequence&, const access_sequence&) = default;
 
   /// When the last operation ends (the iteration's length alone).
   [[nodiscard]] double iteration_s() const;

@@ -8,13 +8,19 @@
 // The byte columns are the job's state after the event. Because the pool traces a region's
 // return before the region can be borrowed again, summing the latest reserved_bytes of every
 // job at any row never exceeds the budget (the integration tests check exactly that).
+//
+// In a session the monitor is the pool's one trace sink. Whoever else needs a job's events (the
+// access recorder of `tandem profile`, a plan's executor) subscribes to that job through it
+// (attach/detach) instead of taking the pool's sink.
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
 #include <mutex>
 #include <ostream>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -49,6 +55,16 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
 
   void on_event(const memory::trace_event& event) override;
 
+  /// Forwards `job`'s events (every one, out_of_memory included) to `sink` as well, until
+  /// detach(job); one subscriber per job, a second attach replaces the first. The sink is called
+  /// on the thread that caused the event, under the pool's lock of the job (so one job's events
+  /// reach it one at a time and in order), outside the monitor's own lock, so it may call the
+  /// monitor; it must be quick. Thread-safe. With nothing attached an event costs one atomic
+  /// load more.
+  void attach(memory::job_id job, memory::trace_sink* sink);
+  /// Stops forwarding `job`'s events; once it returns, no call to the sink is under way.
+  void detach(memory::job_id job);
+
   [[nodiscard]] job_memory current(memory::job_id job) const;
   /// Whether windows keep every allocation and free (the constructor's `record_allocations`).
   [[nodiscard]] bool records_allocations() const { return record_allocations_; }
@@ -74,6 +90,9 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
       "reserved_bytes";
 
  private:
+  /// The monitor's own bookkeeping of an event (and its timeline row).
+  void record(const memory::trace_event& event);
+
   struct job_state {
     job_memory memory;
     std::size_t window_peak = 0;
@@ -90,6 +109,10 @@ class memory_monitor final : public memory::trace_sink, public schedule::progres
   std::chrono::steady_clock::time_point origin_;
   bool record_allocations_;
   bool record_memory_events_;
+
+  std::atomic<bool> any_subscriber_{false};
+  mutable std::shared_mutex subscribers_mutex_;
+  std::map<memory::job_id, memory::trace_sink*> subscribers_;  // guarded by subscribers_mutex_
 };
 
 }  // namespace tandem::runtime

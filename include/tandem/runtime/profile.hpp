@@ -1,8 +1,9 @@
 #pragma once
 // Job profiles (`tandem profile`): each job of a workload trained alone for a few iterations,
 // with its last iteration recorded in detail (every allocation and free with its kind and time,
-// the regions held over the iteration, its top-level operations with their durations), its
-// iteration times and its persistent memory. The simulator replays them; the format is in
+// the regions held over the iteration, its top-level operations with their durations, and the
+// iteration as a tensor access sequence), its iteration times and its persistent memory. The
+// simulator replays them, `tandem plan` plans from their sequences; the format is in
 // docs/profile-format.md.
 
 #include <cstddef>
@@ -15,12 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "tandem/footprint/access_sequence.hpp"
 #include "tandem/runtime/results.hpp"
 #include "tandem/runtime/workload.hpp"
 
 namespace tandem::runtime {
 
-inline constexpr int profile_schema_version = 2;
+/// The version write_profile_json writes; read_profile_json also reads the one before.
+inline constexpr int profile_schema_version = 3;
+/// The oldest version read_profile_json reads (2: no access sequences).
+inline constexpr int oldest_profile_schema_version = 2;
 
 /// Field by field (a profile read back equals the one written).
 [[nodiscard]] bool operator==(const iteration_detail& a, const iteration_detail& b);
@@ -40,6 +45,9 @@ struct job_profile {
   std::size_t peak_live_bytes = 0;
   std::size_t peak_reserved_bytes = 0;
   std::optional<iteration_detail> last_iteration;
+  /// The last iteration as a tensor access sequence (TENSILE's), when recorded: a training job
+  /// that completed its iterations, in a profile of schema version 3 or later.
+  std::optional<footprint::access_sequence> sequence;
   friend bool operator==(const job_profile&, const job_profile&) = default;
 };
 
@@ -65,8 +73,9 @@ struct profile_set {
 
 void write_profile_json(const profile_set& profiles, std::ostream& out);
 
-/// Reads what write_profile_json writes (this schema version only). `source` names the input in
-/// messages. Throws config_error naming the field for malformed input or another version.
+/// Reads what write_profile_json writes, of schema version 2 (without sequences) or 3. `source`
+/// names the input in messages. Throws config_error naming the field for malformed input or
+/// another version.
 [[nodiscard]] profile_set read_profile_json(std::istream& in, const std::string& source);
 /// read_profile_json of a file; config_error when it cannot be read.
 [[nodiscard]] profile_set load_profile(const std::filesystem::path& path);

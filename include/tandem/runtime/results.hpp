@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/footprint/access_sequence.hpp"
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/runtime/workload.hpp"
 #include "tandem/schedule/reports_statistics.hpp"
@@ -104,6 +105,10 @@ struct job_result {
   /// TimeShift, fallbacks...); empty for policies with nothing to report.
   std::vector<schedule::policy_statistic> policy_stats;
   std::optional<iteration_detail> last_iteration;  ///< when recording allocations
+  /// A training job's last iteration as a tensor access sequence (TENSILE's), recorded with the
+  /// allocations when the job's iterations are counted (not a duration); not in the JSON (tandem
+  /// profile writes it).
+  std::optional<footprint::access_sequence> access_sequence;
 
   /// Inference jobs: each served request's latency, from its arrival to the end of its forward
   /// pass, in order of arrival (not in the JSON), and their summary (count: requests served).
