@@ -44,15 +44,21 @@ profile_set sample() {
   sequence.model = "mlp";
   sequence.batch_size = 16;
   sequence.other_bytes = 512;
-  sequence.operations = {
-      {"aten::linear", footprint::phase::forward, footprint::op_kind::matmul, 0.0001, 0.01, false},
-      {"AddmmBackward0", footprint::phase::backward, footprint::op_kind::matmul, 0.02, 0.03, false},
-      {"aten::add_", footprint::phase::optimizer, footprint::op_kind::optimizer, 0.06, 1.0 / 3.0,
-       false}};
-  sequence.tensors = {
-      {"fc.weight", 4096, footprint::tensor_role::parameter, std::nullopt, {0, 1, 2}, std::nullopt},
-      {"t1", 8192, footprint::tensor_role::activation, 0, {1}, std::nullopt},
-      {"t2", 4096, footprint::tensor_role::gradient, 1, {2}, 2}};
+  sequence.operations = {{"aten::linear", footprint::phase::forward, footprint::op_kind::matmul,
+                          0.0001, 0.01, false, true},
+                         {"AddmmBackward0", footprint::phase::backward, footprint::op_kind::matmul,
+                          0.02, 0.03, false, false},
+                         {"aten::add_", footprint::phase::optimizer, footprint::op_kind::optimizer,
+                          0.06, 1.0 / 3.0, false, false}};
+  sequence.tensors = {{"fc.weight",
+                       4096,
+                       footprint::tensor_role::parameter,
+                       std::nullopt,
+                       {0, 1, 2},
+                       std::nullopt,
+                       std::nullopt},
+                      {"t1", 8192, footprint::tensor_role::activation, 0, {1}, std::nullopt, 0},
+                      {"t2", 4096, footprint::tensor_role::gradient, 1, {2}, 2, 1}};
   done.sequence = sequence;
   job_profile failed;
   failed.name = "b";
