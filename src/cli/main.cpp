@@ -90,6 +90,13 @@ int main(int argc, char** argv) {
       ->check(cli::whole_number(0, std::numeric_limits<std::int64_t>::max()));
   sim_cmd->add_option("--jitter", sim.jitter, "Spread of iteration times (0: none; 0.05: 5%)")
       ->check(CLI::Range(0.0, 1.0));
+  // Planned jobs: each training job replays its iteration under a footprint plan.
+  sim_cmd->add_option("--planner", sim.planner,
+                      "Plan every training job's iteration with this footprint planner (" +
+                          cli::planner_names_text() + "; with --gpu)");
+  sim_cmd->add_option("--plan-budget", sim.plan_budget,
+                      "Budget of the plans: N% of each job's vanilla peak or a size (e.g. 75%, "
+                      "6GiB); default: each job's share of the device's budget");
 
   tandem::cli::maxbatch_command_options maxbatch;
   auto* maxbatch_cmd = app.add_subcommand(
@@ -123,6 +130,13 @@ int main(int argc, char** argv) {
                    "Largest batch tried (default: doubling until a run fails)")
       ->check(cli::whole_number());
   maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file");
+  // Planned jobs: the probes simulate each job's iteration under a footprint plan.
+  maxbatch_cmd->add_option("--planner", maxbatch.planner,
+                           "Plan every job's iteration with this footprint planner (" +
+                               cli::planner_names_text() + "; with --sim)");
+  maxbatch_cmd->add_option("--plan-budget", maxbatch.plan_budget,
+                           "Budget of the plans: N% of each job's vanilla peak or a size (e.g. "
+                           "75%, 6GiB); default: each job's share of the device's budget");
 
   tandem::cli::policies_command_options policies;
   auto* policies_cmd = app.add_subcommand(

@@ -245,6 +245,13 @@ run_backend backend_for(const maxbatch_command_options& options) {
                    "profiles (--profiles, one batch each) cannot do");
     sim::sim_setup setup;
     setup.gpu = options.gpu;
+    if (options.planner) {
+      setup.planning = sim::job_planning{
+          .planner = *options.planner,
+          .budget = options.plan_budget
+                        ? std::optional(sim::parse_plan_budget(*options.plan_budget))
+                        : std::nullopt};
+    }
     return {sim::simulation_vocabulary(setup), sim::simulated_policy_names(),
             [setup](const runtime::workload& spec) { sim::validate_simulation(spec, setup); },
             [setup](const runtime::workload& spec, const std::stop_token&) {
@@ -254,6 +261,12 @@ run_backend backend_for(const maxbatch_command_options& options) {
   TANDEM_EXPECTS(!options.gpu, config_error,
                  "--gpu " + options.gpu.value_or("") +
                      " is for simulated runs: add --sim, or drop --gpu to train for real");
+  // The option is kept so that real runs can take it once the runtime executes plans.
+  TANDEM_EXPECTS(!options.planner, config_error,
+                 "--planner " + options.planner.value_or("") +
+                     " with real runs needs the plan executor in the runtime: not yet; search "
+                     "simulated runs with --sim --gpu NAME --planner " +
+                     options.planner.value_or(""));
 #if TANDEM_HAVE_TORCH
   return {runtime::training_vocabulary(), schedule::policy_names(),
           [](const runtime::workload& spec) { runtime::validate_training_workload(spec, {}); },
@@ -270,6 +283,10 @@ run_backend backend_for(const maxbatch_command_options& options) {
 }
 
 void check_bounds(const maxbatch_command_options& options) {
+  TANDEM_EXPECTS(options.planner || !options.plan_budget, config_error,
+                 "--plan-budget " + options.plan_budget.value_or("") +
+                     " is the budget of a footprint plan: add --planner NAME");
+  if (options.planner) sim::check_planner(*options.planner);
   TANDEM_EXPECTS(options.jobs >= 1 && options.jobs <= max_colocated_jobs, config_error,
                  "--jobs " + std::to_string(options.jobs) + ": from 1 to " +
                      std::to_string(max_colocated_jobs) +
@@ -450,6 +467,12 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
                        std::to_string(std::max<std::int64_t>(1, options.low / 8)) +
                        ", or the default 1)");
     for (std::size_t i = 0; i < cases.size(); ++i) {
+      if (options.jobs == 1 && policy == "exclusive" && cases[i].policy_options.empty()) {
+        // The same runs as the solo search's: its answer stands.
+        progress << "co-located: 1 job under exclusive, the solo search again: its result\n";
+        rows.push_back({policy, cases[i].label, solo});
+        continue;
+      }
       progress << "co-located: " << options.jobs << " jobs under " << policy
                << (cases[i].label.empty() ? "" : " with " + cases[i].label) << '\n';
       auto colocated = search_max_batch(probe_of(colocated_specs[i]),
@@ -468,7 +491,13 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
   const auto& model_job = spec.jobs.front();
   out << spec.source << ": " << options.jobs << " copies of job '" << model_job.name << "' ("
       << model_job.model << "), " << options.iterations << " iterations each, on " << context.device
-      << ", budget " << format_bytes(context.budget_bytes) << '\n';
+      << ", budget " << format_bytes(context.budget_bytes);
+  if (options.planner) {
+    out << ", each job planned by " << *options.planner << " for "
+        << (options.plan_budget ? sim::parse_plan_budget(*options.plan_budget).describe()
+                                : std::string("its share of the budget"));
+  }
+  out << '\n';
   print_table(rows, solo, options.jobs, out);
   if (json) {
     auto solo_json = search_json(solo);
@@ -481,16 +510,20 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
       row["ratio_percent"] = optional_json(ratio_percent(rows[i].colocated, solo));
       colocated_json.push_back(std::move(row));
     }
-    const nlohmann::json document{{"workload", spec.source},
-                                  {"job", model_job.name},
-                                  {"model", model_job.model},
-                                  {"jobs", options.jobs},
-                                  {"iterations", options.iterations},
-                                  {"simulated", options.simulate},
-                                  {"device", context.device},
-                                  {"budget_bytes", context.budget_bytes},
-                                  {"solo", solo_json},
-                                  {"colocated", colocated_json}};
+    const nlohmann::json document{
+        {"workload", spec.source},
+        {"job", model_job.name},
+        {"model", model_job.model},
+        {"jobs", options.jobs},
+        {"iterations", options.iterations},
+        {"simulated", options.simulate},
+        {"planner", options.planner ? nlohmann::json(*options.planner) : nlohmann::json(nullptr)},
+        {"plan_budget",
+         options.plan_budget ? nlohmann::json(*options.plan_budget) : nlohmann::json(nullptr)},
+        {"device", context.device},
+        {"budget_bytes", context.budget_bytes},
+        {"solo", solo_json},
+        {"colocated", colocated_json}};
     json->stream() << document.dump(2) << '\n';
     json->commit();
     out << "results: " << options.json_path << '\n';

@@ -1,7 +1,8 @@
 #pragma once
 // `tandem maxbatch`: the largest batch at which N identical jobs complete side by side under a
 // policy, against the largest at which one completes alone (Waterwave Table 1), found by a search
-// over runs: real (builds with libtorch) or simulated (--sim --gpu NAME).
+// over runs: real (builds with libtorch) or simulated (--sim --gpu NAME), of jobs as they are or
+// planned by a footprint planner (--planner, simulated only for now).
 
 #include <cstdint>
 #include <functional>
@@ -25,6 +26,12 @@ struct maxbatch_command_options {
   std::int64_t low = 1;               ///< the first batch tried
   std::optional<std::int64_t> high;   ///< never tried beyond; default: doubling until a failure
   std::string json_path;              ///< empty: no JSON
+  /// Every job's iteration planned by this footprint planner: simulated runs only for now (real
+  /// runs need the plan executor in the runtime).
+  std::optional<std::string> planner;
+  /// The plans' budget ("75%" of the job's vanilla peak, or a size); none: each job's share of
+  /// the device's budget (the budget / --jobs), in regions held.
+  std::optional<std::string> plan_budget;
 };
 
 /// Most --jobs: every run of the search runs them all, and a run's time grows with the square

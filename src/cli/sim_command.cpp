@@ -4,10 +4,14 @@
 #include <optional>
 #include <ostream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/footprint/planner.hpp"
 #include "tandem/runtime/profile.hpp"
 #include "tandem/sim/workload_sim.hpp"
 
@@ -71,7 +75,51 @@ void print_comparison(const std::vector<comparison_row>& rows, std::ostream& out
   }
 }
 
+std::string milliseconds(double seconds) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(seconds < 0.01 ? 2 : 1) << seconds * 1e3 << " ms";
+  return text.str();
+}
+
+/// One line per planned profile (jobs that share one are listed together): the plan's budget,
+/// and the cost model's peak and iteration with nothing planned against under the plan.
+void print_plans(const std::vector<sim::planned_job_summary>& plans, const std::string& batch,
+                 std::ostream& out) {
+  // Everything but the job's name: identical jobs share one plan.
+  const auto same_plan = [](const sim::planned_job_summary& a, const sim::planned_job_summary& b) {
+    return a.planner == b.planner && a.budget == b.budget && a.budget_bytes == b.budget_bytes &&
+           a.decisions == b.decisions && a.planned_peak_bytes == b.planned_peak_bytes &&
+           a.vanilla_peak_bytes == b.vanilla_peak_bytes && a.planned_s == b.planned_s &&
+           a.vanilla_s == b.vanilla_s;
+  };
+  std::vector<bool> printed(plans.size(), false);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (printed[i]) continue;
+    const auto& plan = plans[i];
+    std::string jobs;
+    for (std::size_t j = i; j < plans.size(); ++j) {
+      if (printed[j] || !same_plan(plan, plans[j])) continue;
+      printed[j] = true;
+      jobs += (jobs.empty() ? "" : ", ") + plans[j].job;
+    }
+    out << "plan " << (batch.empty() ? "" : "(batch " + batch + ") ") << "for " << jobs << ": "
+        << plan.planner << " for " << format_bytes(plan.budget_bytes) << " (" << plan.budget
+        << "), " << plan.decisions << " swaps and recomputes; peak "
+        << format_bytes(plan.vanilla_peak_bytes) << " -> " << format_bytes(plan.planned_peak_bytes)
+        << " (regions held " << format_bytes(plan.vanilla_held_bytes) << " -> "
+        << format_bytes(plan.planned_held_bytes) << "), iteration " << milliseconds(plan.vanilla_s)
+        << " -> " << milliseconds(plan.planned_s) << " (stalls " << milliseconds(plan.stall_s)
+        << ", recompute " << milliseconds(plan.recompute_s) << ", "
+        << format_bytes(plan.swapped_out_bytes) << " swapped out at " << std::fixed
+        << std::setprecision(1) << plan.copy_bandwidth / 1e9 << " GB/s)\n";
+  }
+}
+
 }  // namespace
+
+std::string planner_names_text() {
+  return join_names(footprint::planner_names());
+}
 
 int sim_workload_command(const sim_command_options& options, std::ostream& out) {
   sim::sim_setup setup;
@@ -84,6 +132,15 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
   setup.overrides = {options.policy, options.budget};
   setup.options.seed = options.seed;
   setup.options.jitter = options.jitter;
+  if (options.planner) {
+    setup.planning = sim::job_planning{
+        .planner = *options.planner,
+        .budget = options.plan_budget ? std::optional(sim::parse_plan_budget(*options.plan_budget))
+                                      : std::nullopt};
+  }
+  TANDEM_EXPECTS(options.planner || !options.plan_budget, config_error,
+                 "--plan-budget " + options.plan_budget.value_or("") +
+                     " is the budget of a footprint plan: add --planner NAME");
   TANDEM_EXPECTS(options.jitter >= 0 && options.jitter <= 1, config_error,
                  "--jitter must be between 0 and 1 (a relative spread of iteration times)");
   const auto spec = runtime::load_workload(options.workload, sim::simulation_vocabulary(setup));
@@ -103,10 +160,12 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
 
   if (single) {
     sim::validate_simulation(spec, setup);
-    const auto result = sim::simulate_workload(spec, setup);
+    std::vector<sim::planned_job_summary> plans;
+    const auto result = sim::simulate_workload(spec, setup, &plans);
     out << spec.source << " under policy " << result.policy << " on " << result.device << " (seed "
         << options.seed << ")\n";
     runtime::print_table(result, out);
+    print_plans(plans, "", out);
     if (json) {
       runtime::write_json(result, json->stream());
       json->commit();
@@ -134,18 +193,23 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
     }
   }
   std::vector<comparison_row> rows;
+  std::vector<std::pair<std::string, std::vector<sim::planned_job_summary>>> plans;
   for (const auto& batch : batches) {
+    const auto label = batch ? std::to_string(*batch) : "file";
     for (const auto& policy : policies) {
       auto each = setup;
       each.batch_size = batch;
       each.overrides.policy = policy;
-      rows.push_back(
-          {batch ? std::to_string(*batch) : "file", policy, sim::simulate_workload(spec, each)});
+      // The plans do not depend on the policy: kept from the batch's first run.
+      std::vector<sim::planned_job_summary> batch_plans;
+      rows.push_back({label, policy, sim::simulate_workload(spec, each, &batch_plans)});
+      if (policy == policies.front()) plans.emplace_back(batch ? label : "", batch_plans);
     }
   }
   out << spec.source << " on " << rows.front().result.device << " (seed " << options.seed
       << "; ratio: aggregate samples/s against the first policy of the row's batch)\n";
   print_comparison(rows, out);
+  for (const auto& [batch, batch_plans] : plans) print_plans(batch_plans, batch, out);
   if (json) {
     auto& file = json->stream();
     file << "[\n";

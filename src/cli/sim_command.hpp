@@ -22,10 +22,19 @@ struct sim_command_options {
   std::string timeline_path;              ///< empty: no timeline
   std::uint64_t seed = 1;
   double jitter = 0;
+  /// Plans every training job's iteration with this footprint planner (with --gpu).
+  std::optional<std::string> planner;
+  /// The plans' budget: "75%" of each job's vanilla peak or a size; none: each job's share of
+  /// the device's budget (sim::job_planning).
+  std::optional<std::string> plan_budget;
 };
 
+/// The footprint planners' names, for the help of --planner: "none, vdnn-all, ...".
+[[nodiscard]] std::string planner_names_text();
+
 /// Simulates the workload and prints what `tandem run` prints (one policy), or a comparison
-/// table (--compare, --sweep-batch). Returns 0, or 3 when a job of a single run failed.
+/// table (--compare, --sweep-batch), then what planning made of each job (--planner). Returns 0,
+/// or 3 when a job of a single run failed.
 int sim_workload_command(const sim_command_options& options, std::ostream& out);
 
 }  // namespace tandem::cli

@@ -4,18 +4,21 @@
 #include <iomanip>
 #include <map>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <tuple>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/footprint/cost_model.hpp"
 #include "tandem/memory/pool_options.hpp"
 #include "tandem/runtime/workload_validation.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/sim/gpu_spec.hpp"
 #include "tandem/sim/profile_generator.hpp"
 #include "tandem/sim/region_replay.hpp"
+#include "tandem/sim/sequence_generator.hpp"
 
 namespace tandem::sim {
 namespace {
@@ -101,6 +104,64 @@ void check_simulated_work(const runtime::workload& spec, const std::vector<simul
   }
 }
 
+/// A job's profile as generated, or planned, and what planning made of it.
+struct generated_job {
+  std::shared_ptr<const job_profile> profile;
+  std::optional<planned_job_summary> plan;
+};
+
+/// The job's profile generated for the setup's GPU, planned by `planning` when it is given. Plans
+/// are priced at the GPU's host link, where swaps go.
+generated_job generate_job(const runtime::workload& spec, const sim_setup& setup,
+                           const model_request& request,
+                           const std::optional<job_planning>& maybe_planning) {
+  const auto& gpu = find_gpu(*setup.gpu);
+  const auto region_size = region_size_of(spec);
+  auto vanilla = generate_profile(request, gpu);
+  replay_regions(vanilla, region_size);
+  if (!maybe_planning) return {std::make_shared<const job_profile>(std::move(vanilla)), {}};
+
+  const auto& planning = *maybe_planning;
+  const auto sequence = generate_access_sequence(request, gpu);
+  planned_iteration planned;
+  std::string budget;
+  if (planning.budget) {
+    // The vanilla peak as the cost model counts it, as `tandem plan` reads a share.
+    const auto vanilla_peak = footprint::predict(sequence, footprint::plan{}).peak_bytes;
+    planned =
+        plan_iteration(vanilla, sequence, planning.planner,
+                       planning.budget->bytes_for(vanilla_peak), gpu.pcie_bandwidth, region_size);
+    budget = planning.budget->describe();
+  } else {
+    // What a job may hold when all of the workload's run at once.
+    const auto device_budget = simulated_device(spec, setup).budget;
+    const auto jobs = std::max<std::size_t>(1, spec.jobs.size());
+    planned = plan_for_share(vanilla, sequence, planning.planner, device_budget / jobs,
+                             gpu.pcie_bandwidth, region_size);
+    budget = "its share of the budget (" + format_bytes(device_budget) +
+             (jobs > 1 ? " / " + std::to_string(jobs) + " jobs" : std::string()) +
+             ") in regions held";
+  }
+  planned_job_summary summary{
+      .job = "",
+      .planner = planning.planner,
+      .budget = budget,
+      .budget_bytes = planned.plan.budget_bytes,
+      .decisions = planned.plan.decisions.size(),
+      .vanilla_peak_bytes = planned.vanilla.peak_bytes,
+      .planned_peak_bytes = planned.predicted.peak_bytes,
+      .vanilla_held_bytes = vanilla.held.peak(),
+      .planned_held_bytes = planned.profile.held.peak(),
+      .vanilla_s = vanilla.solo_iteration_s(),
+      .planned_s = planned.profile.solo_iteration_s(),
+      .stall_s = planned.predicted.stall_s,
+      .recompute_s = planned.predicted.recompute_s,
+      .swapped_out_bytes = planned.predicted.swapped_out_bytes,
+      .copy_bandwidth = gpu.pcie_bandwidth,
+  };
+  return {std::make_shared<const job_profile>(std::move(planned.profile)), std::move(summary)};
+}
+
 std::vector<std::string> gpu_names() {
   std::vector<std::string> names;
   for (const auto& gpu : gpu_specs()) names.push_back(gpu.name);
@@ -135,6 +196,14 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
                   "' is an inference job; the simulator replays training iterations only: run "
                   "the workload with `tandem run`, or make the job a training job");
     }
+  }
+  if (setup.planning) {
+    check_planner(setup.planning->planner);
+    TANDEM_EXPECTS(setup.gpu.has_value(), config_error,
+                   "planned jobs (--planner " + setup.planning->planner +
+                       ") need --gpu NAME: a plan is made from the job's tensor access sequence, "
+                       "which the catalogue generates for every model, while profiles recorded "
+                       "by `tandem profile` carry none yet");
   }
   const auto device = simulated_device(spec, setup);
   // The checks every command shares, on the device simulated (the budget override is judged
@@ -248,24 +317,27 @@ job_profile from_recorded(const runtime::job_profile& recorded, unsigned cores) 
   return profile;
 }
 
-std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const sim_setup& setup) {
+std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const sim_setup& setup,
+                                          std::vector<planned_job_summary>* plans) {
   std::vector<simulated_job> jobs;
   using key = std::tuple<std::string, std::int64_t, std::map<std::string, double>, std::string>;
-  std::map<key, std::shared_ptr<const job_profile>> generated;
+  std::map<key, generated_job> generated;
   for (const auto& job : spec.jobs) {
     simulated_job simulated;
     simulated.spec = job;
     if (setup.gpu) {
       auto request = request_of(spec, job, setup);
       simulated.spec.batch_size = request.batch_size;
-      auto& profile =
+      // Every job is planned alike (setup.planning); a job's own planner and plan budget would
+      // be chosen here, and then belong to the key.
+      auto& made =
           generated[key{request.model, request.batch_size, request.options, request.optimizer}];
-      if (!profile) {
-        auto made = generate_profile(request, find_gpu(*setup.gpu));
-        replay_regions(made, region_size_of(spec));
-        profile = std::make_shared<const job_profile>(std::move(made));
+      if (!made.profile) made = generate_job(spec, setup, request, setup.planning);
+      simulated.profile = made.profile;
+      if (plans != nullptr && made.plan) {
+        plans->push_back(*made.plan);
+        plans->back().job = job.name;
       }
-      simulated.profile = profile;
     } else {
       simulated.profile = std::make_shared<const job_profile>(
           from_recorded(*recorded_profile(*setup.recorded, job.name), setup.recorded->cores));
@@ -275,10 +347,11 @@ std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const s
   return jobs;
 }
 
-runtime::run_result simulate_workload(const runtime::workload& spec, const sim_setup& setup) {
+runtime::run_result simulate_workload(const runtime::workload& spec, const sim_setup& setup,
+                                      std::vector<planned_job_summary>* plans) {
   validate_simulation(spec, setup);
   const auto device = simulated_device(spec, setup);
-  const auto jobs = simulated_jobs(spec, setup);
+  const auto jobs = simulated_jobs(spec, setup, plans);
   check_simulated_work(spec, jobs, setup.options.horizon_s);
   auto name = runtime::policy_name(spec, setup.overrides);
   auto context = runtime::policy_context_of(spec, setup.overrides, device.budget);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "maxbatch_command.hpp"
@@ -232,6 +233,62 @@ TEST(MaxBatch, RefusesBadInputBeforeAnyRun) {
   options = simulated("temporal");
   options.gpu.reset();
   EXPECT_NE(refusal(options).find("--sim needs --gpu NAME"), std::string::npos);
+}
+
+TEST(MaxBatch, RefusesPlannerInputBeforeAnyRun) {
+  auto options = simulated("exclusive");
+  options.planner = "capuchn";
+  EXPECT_NE(refusal(options).find("unknown planner 'capuchn'; did you mean 'capuchin'?"),
+            std::string::npos);
+  options = simulated("exclusive");
+  options.plan_budget = "75%";
+  EXPECT_NE(refusal(options).find("--plan-budget 75% is the budget of a footprint plan: add "
+                                  "--planner NAME"),
+            std::string::npos);
+  options = simulated("exclusive");
+  options.planner = "capuchin";
+  options.plan_budget = "lots";
+  EXPECT_NE(refusal(options).find("cannot read the plan budget 'lots'"), std::string::npos);
+  // Real runs keep the option for when the runtime executes plans.
+  options = simulated("exclusive");
+  options.simulate = false;
+  options.gpu.reset();
+  options.planner = "capuchin";
+  EXPECT_NE(refusal(options).find("--planner capuchin with real runs needs the plan executor in "
+                                  "the runtime: not yet"),
+            std::string::npos);
+}
+
+/// A planner that swaps and recomputes fits a larger batch alone than keeping every tensor does;
+/// one job under exclusive is the solo search again, so it runs once.
+TEST(MaxBatch, APlannerFitsALargerBatchInTheSameBudget) {
+  const auto search = [](std::optional<std::string> planner) {
+    auto options = simulated("exclusive");
+    options.workload = TANDEM_CLI_TEST_DIR "/maxbatch_planned.toml";
+    options.jobs = 1;
+    options.planner = std::move(planner);
+    options.json_path = testing::TempDir() + "maxbatch_planned.json";
+    std::ostringstream out;
+    std::ostringstream progress;
+    EXPECT_EQ(maxbatch_command(options, out, progress), 0) << progress.str();
+    EXPECT_NE(progress.str().find("co-located: 1 job under exclusive, the solo search again"),
+              std::string::npos)
+        << progress.str();
+    std::ifstream json_file(options.json_path);
+    return std::make_pair(out.str(), nlohmann::json::parse(json_file));
+  };
+  const auto [plain_text, plain] = search(std::nullopt);
+  const auto [planned_text, planned] = search("capuchin");
+  EXPECT_TRUE(plain["planner"].is_null());
+  EXPECT_EQ(planned["planner"], "capuchin");
+  EXPECT_NE(planned_text.find("each job planned by capuchin for its share of the budget"),
+            std::string::npos)
+      << planned_text;
+  const auto vanilla_max = plain["solo"]["max_batch"].get<std::int64_t>();
+  const auto planned_max = planned["solo"]["max_batch"].get<std::int64_t>();
+  EXPECT_GT(vanilla_max, 64);
+  EXPECT_GT(planned_max, vanilla_max * 5 / 4) << plain_text << planned_text;
+  EXPECT_EQ(planned["colocated"][0]["max_batch"], planned["solo"]["max_batch"]);
 }
 
 // Issue 14: a --low past the solo maximum gets a message saying what to try, not "solo max 0".
