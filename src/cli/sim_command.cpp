@@ -81,7 +81,7 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
     recorded = runtime::load_profile(options.profiles_path);
     setup.recorded = &recorded;
   }
-  setup.overrides = {options.policy, options.budget};
+  setup.overrides = {options.policy, options.budget, std::nullopt};
   setup.options.seed = options.seed;
   setup.options.jitter = options.jitter;
   TANDEM_EXPECTS(options.jitter >= 0 && options.jitter <= 1, config_error,
