@@ -12,11 +12,15 @@
 #include "pool_demo.hpp"
 #include "sim_command.hpp"
 #if TANDEM_HAVE_TORCH
+#include "plan_command.hpp"
 #include "run_command.hpp"
 #endif
 #include "tandem/common/error.hpp"
 #include "tandem/common/signal_stop.hpp"
 #include "tandem/common/units.hpp"
+#if TANDEM_HAVE_TORCH
+#include "tandem/footprint/planner.hpp"
+#endif
 
 namespace {
 
@@ -151,6 +155,9 @@ int main(int argc, char** argv) {
   run_cmd->add_option_function<std::string>(
       "--budget", [&run](const std::string& text) { run.budget = tandem::parse_bytes(text); },
       "Memory budget (e.g. 1GiB), replacing the workload's");
+  run_cmd->add_option("--planner", run.planner,
+                      "Footprint planner of every training job, replacing the jobs' planner "
+                      "(checked; runs do not execute plans yet: see `tandem plan`)");
   run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
   run_cmd->add_option("--timeline", run.timeline_path,
                       "Write the memory timeline (time, job, live bytes by kind) as CSV");
@@ -175,11 +182,36 @@ int main(int argc, char** argv) {
   profile_cmd->add_option("--iterations", profile.iterations, "Iterations per job (at least 2)")
       ->check(CLI::Range(2, 1000000));
   profile_cmd->add_option("--out", profile.out_path, "Where the profiles go (JSON)");
+
+  tandem::cli::plan_command_options plan;
+  auto* plan_cmd = app.add_subcommand(
+      "plan",
+      "Plan what each training job swaps and recomputes (footprint planners) and price the plans");
+  plan_cmd->add_option("workload", plan.workload, "Workload file (TOML; see examples/)")
+      ->required();
+  plan_cmd->add_option("--planner", plan.planner,
+                       "Planner of every training job, replacing the jobs' planner (below)");
+  plan_cmd->footer([] {
+    std::string text = "Planners:\n";
+    for (const auto& name : tandem::footprint::planner_names()) {
+      text += "  " + name + std::string(name.size() < 14 ? 14 - name.size() : 1, ' ') +
+              std::string(tandem::footprint::make_planner(name)->summary()) + "\n";
+    }
+    return text;
+  }());
+  plan_cmd->add_option("--budget", plan.budget,
+                       "Budget of every plan: N% of the job's vanilla peak or a size (e.g. 75%, "
+                       "1GiB), replacing the jobs' plan_budget");
+  plan_cmd->add_option("--json", plan.json_path, "Write the measures and the plans as JSON");
+  plan_cmd->add_option("--profile", plan.profile_path,
+                       "Take access sequences from this `tandem profile` output instead of "
+                       "recording them");
 #else
   auto* run_cmd = app.add_subcommand("run", "(needs a build with libtorch)")->allow_extras();
   auto* models_cmd = app.add_subcommand("models", "(needs a build with libtorch)")->allow_extras();
   auto* profile_cmd =
       app.add_subcommand("profile", "(needs a build with libtorch)")->allow_extras();
+  auto* plan_cmd = app.add_subcommand("plan", "(needs a build with libtorch)")->allow_extras();
 #endif
 
   // A command that is none of these would reach CLI11 as a stray argument ("A subcommand is
@@ -218,7 +250,7 @@ int main(int argc, char** argv) {
     for (const auto* command : app.get_subcommands()) parsed = command;
 #if !TANDEM_HAVE_TORCH
     // Before the check of extras: these stand-ins take any arguments, to say what is missing.
-    if (run_cmd->parsed() || models_cmd->parsed() || profile_cmd->parsed()) {
+    if (run_cmd->parsed() || models_cmd->parsed() || profile_cmd->parsed() || plan_cmd->parsed()) {
       std::cerr << "tandem: this build has no libtorch, so it cannot train; run "
                    "scripts/install-deps.sh and rebuild (cmake finds libtorch-dev)\n";
       return cli::bad_input_status;
@@ -250,6 +282,10 @@ int main(int argc, char** argv) {
       const auto token = arm_stop(
           "stopping the job being profiled at its next iteration, then writing what was done");
       status = cli::profile_workload_command(profile, std::cout, std::cerr, token);
+    } else if (plan_cmd->parsed()) {
+      const auto token = arm_stop(
+          "stopping the recording at the job's next iteration; no plans will be made or written");
+      status = cli::plan_workload_command(plan, std::cout, std::cerr, token);
 #endif
     }
   } catch (const CLI::ParseError& e) {

@@ -12,6 +12,7 @@
 #include "tandem/models/zoo.hpp"
 #include "tandem/runtime/profile.hpp"
 #include "tandem/runtime/session.hpp"
+#include "tandem/runtime/workload_policy.hpp"
 
 namespace tandem::cli {
 
@@ -32,8 +33,14 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
                          std::ostream& progress, std::stop_token stop) {
   const auto spec = runtime::load_workload(options.workload, runtime::training_vocabulary());
   runtime::run_options settings;
-  settings.overrides = {options.policy, options.budget};
+  settings.overrides = {options.policy, options.budget, options.planner};
   runtime::validate_training_workload(spec, settings);
+  for (const auto& job : spec.jobs) {
+    if (const auto planner = runtime::planner_of(job, settings.overrides)) {
+      progress << "tandem: note: job '" << job.name << "': planner " << *planner
+               << " is not executed by runs yet; `tandem plan` makes and prices its plan\n";
+    }
+  }
 
   // Opened before anything runs, so that a typo in a path costs no training time.
   std::optional<atomic_file> json;

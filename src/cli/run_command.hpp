@@ -15,8 +15,9 @@ struct run_command_options {
   std::string workload;
   std::optional<std::string> policy;
   std::optional<std::size_t> budget;
-  std::string json_path;      ///< empty: no JSON
-  std::string timeline_path;  ///< empty: no timeline
+  std::optional<std::string> planner;  ///< every training job's footprint planner
+  std::string json_path;               ///< empty: no JSON
+  std::string timeline_path;           ///< empty: no timeline
   double progress_interval_s = 1.0;
   bool quiet = false;  ///< no progress lines
 };

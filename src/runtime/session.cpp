@@ -168,9 +168,6 @@ class borrow_gate_installation {
 
 }  // namespace
 
-namespace {
-
-/// Bytes per second for the cpu backend's copy streams (0: memcpy speed).
 double copy_bandwidth_of(const device_spec& device) {
   switch (device.copy_bandwidth.how) {
     case copy_rate::mode::matched:
@@ -182,6 +179,8 @@ double copy_bandwidth_of(const device_spec& device) {
   }
   return 0;
 }
+
+namespace {
 
 /// The backend's line for reports, saying where an automatic copy bandwidth came from.
 std::string describe_device(const device::backend& backend, const device_spec& device) {

@@ -339,7 +339,7 @@ void reject_keys_of_the_other_kind(const reader& in, const toml::table& table, j
               at + " is an inference job: it does not train, so it has no iterations; write "
                    "requests = COUNT (requests to serve) or duration = TIME instead");
     }
-    for (const char* key : {"optimizer", "learning_rate"}) {
+    for (const char* key : {"optimizer", "learning_rate", "planner", "plan_budget"}) {
       if (const auto* node = table.get(key)) {
         in.fail(reader::line_of(*node), at +
                                             " is an inference job: it does not train, so it "
@@ -407,6 +407,30 @@ void read_inference(const reader& in, const toml::table& table, std::size_t inde
   job.request_seed = seed ? static_cast<std::uint64_t>(*seed) : static_cast<std::uint64_t>(index);
 }
 
+/// A training job's `planner` and `plan_budget`.
+void read_plan_keys(const reader& in, const toml::table& table, const std::string& at,
+                    const workload_vocabulary& vocabulary, job_spec& job) {
+  if (const auto planner = in.string(table, "planner", at)) {
+    job.planner_line = reader::line_of(*table.get("planner"));
+    in.check_name(*planner, vocabulary.planners, "planner", job.planner_line);
+    job.planner = *planner;
+  }
+  const auto* budget = table.get("plan_budget");
+  if (budget == nullptr) return;
+  const auto line = reader::line_of(*budget);
+  if (!budget->is_integer() && !budget->is_string()) {
+    in.fail(line, "plan_budget in " + at +
+                      " must be a share of the job's vanilla peak such as \"75%\", a size such "
+                      "as \"1GiB\" or a number of bytes");
+  }
+  try {
+    job.plan_budget = budget->is_integer() ? footprint_budget_of_bytes(budget->as_integer()->get())
+                                           : parse_footprint_budget(budget->as_string()->get());
+  } catch (const config_error& e) {
+    in.fail(line, "plan_budget in " + at + ": " + e.what());
+  }
+}
+
 job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
                   const workload_vocabulary& vocabulary) {
   job_spec job;
@@ -415,7 +439,7 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
   in.check_keys(table,
                 {"name", "kind", "model", "model_options", "batch_size", "optimizer",
                  "learning_rate", "iterations", "duration", "arrival", "priority", "threads",
-                 "rate", "requests", "request_seed"},
+                 "rate", "requests", "request_seed", "planner", "plan_budget"},
                 where);
   job.name = in.string(table, "name", where).value_or("job" + std::to_string(index + 1));
   const std::string at = where + " ('" + job.name + "')";
@@ -455,6 +479,7 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
                   number_text(job.learning_rate));
     }
     read_length(in, table, "iterations", at, job);
+    read_plan_keys(in, table, at, vocabulary, job);
   }
   if (const auto arrival = in.seconds(table, "arrival", at)) {
     job.arrival_s = within_horizon(in, reader::line_of(*table.get("arrival")), "arrival", *arrival);

@@ -31,6 +31,11 @@ std::string describe(const option_value& value) {
       value.value);
 }
 
+std::optional<std::string> planner_of(const job_spec& job, const policy_overrides& overrides) {
+  if (job.kind != job_kind::training) return std::nullopt;
+  return overrides.planner ? overrides.planner : job.planner;
+}
+
 std::vector<schedule::policy_driver::budget_change> driver_budget_schedule(
     const std::vector<budget_change>& schedule) {
   std::vector<schedule::policy_driver::budget_change> changes;

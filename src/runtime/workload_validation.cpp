@@ -6,6 +6,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/footprint/planner.hpp"
 #include "tandem/memory/pool_options.hpp"
 #include "tandem/runtime/workload_limits.hpp"
 
@@ -114,6 +115,13 @@ void validate_workload(const workload& spec, const policy_overrides& overrides) 
                      " in one workload: split it into several");
   check_device(spec, overrides);
   validate_policy(spec, overrides);
+  if (overrides.planner) {
+    const auto known = footprint::planner_names();
+    TANDEM_EXPECTS(
+        std::find(known.begin(), known.end(), *overrides.planner) != known.end(), config_error,
+        "--planner: unknown planner '" + *overrides.planner + "'" +
+            suggest_name(*overrides.planner, known) + " (known: " + join_names(known) + ")");
+  }
   for (const auto& job : spec.jobs) {
     check_job_limits(spec, job);
     check_model_options(spec, job);

@@ -124,6 +124,46 @@ TEST(Workload, RejectsValuesNoRunCanUseWithWhatToWrite) {
                   {"w.toml:13:", "batch_size must be at most 65536, not 100000"});
 }
 
+TEST(Workload, ReadsAFootprintPlannerAndItsBudget) {
+  const auto read = [](const std::string& keys) {
+    std::string text = valid;
+    text.replace(text.find("iterations = 10"), 15, "iterations = 10\n" + keys);
+    return parse_workload(text, "w.toml", vocabulary).jobs[0];
+  };
+  const auto none = read("");
+  EXPECT_FALSE(none.planner.has_value());
+  EXPECT_FALSE(none.plan_budget.has_value());
+  const auto job = read("planner = \"capuchin\"\nplan_budget = \"75%\"");
+  EXPECT_EQ(job.planner, "capuchin");
+  EXPECT_EQ(job.planner_line, 15u);
+  ASSERT_TRUE(job.plan_budget.has_value());
+  EXPECT_DOUBLE_EQ(job.plan_budget->percent, 75.0);
+  EXPECT_EQ(job.plan_budget->bytes_for(1000), 750u);
+  EXPECT_EQ(read("plan_budget = \"1GiB\"").plan_budget->bytes, GiB);
+  EXPECT_EQ(read("plan_budget = 4096").plan_budget->bytes, 4096u);
+  EXPECT_EQ(read("plan_budget = \"100%\"").plan_budget->bytes_for(1000), 1000u);
+  EXPECT_EQ(read("plan_budget = 4096").plan_budget->bytes_for(1000), 4096u);
+}
+
+TEST(Workload, RejectsABadPlannerOrPlanBudget) {
+  const std::string at = "iterations = 10";
+  expect_rejected(
+      at, "iterations = 10\nplanner = \"capuchn\"",
+      {"w.toml:15:", "unknown planner 'capuchn'", "did you mean 'capuchin'", "known: none, "});
+  expect_rejected(at, "iterations = 10\nplanner = 3", {"w.toml:15:", "planner", "string"});
+  for (const char* bad : {"\"0%\"", "\"120%\"", "\"-5%\""}) {
+    expect_rejected(at, std::string("iterations = 10\nplan_budget = ") + bad,
+                    {"w.toml:15:", "plan_budget in [[job]] #1 ('a')", "above 0% and at most 100%"});
+  }
+  expect_rejected(at, "iterations = 10\nplan_budget = \"lots\"",
+                  {"w.toml:15:", "cannot read the plan budget 'lots'", "\"75%\"", "\"1GiB\""});
+  expect_rejected(at, "iterations = 10\nplan_budget = \"x%\"",
+                  {"w.toml:15:", "cannot read the plan budget 'x%'"});
+  expect_rejected(at, "iterations = 10\nplan_budget = 0", {"w.toml:15:", "must be above 0"});
+  expect_rejected(at, "iterations = 10\nplan_budget = \"0GiB\"", {"w.toml:15:", "above 0"});
+  expect_rejected(at, "iterations = 10\nplan_budget = 0.5", {"w.toml:15:", "plan_budget", "75%"});
+}
+
 TEST(Workload, CopyBandwidthIsAutoByDefaultOrMemcpyOrARate) {
   const auto with = [](const std::string& line) {
     const std::string capacity = "capacity = \"2GiB\"";
@@ -309,6 +349,8 @@ TEST(Workload, RejectsInferenceMistakesWithFileLineAndHint) {
       {"s.toml:20:", "does not train", "no optimizer", "remove it", "requests"});
   expect_serving_rejected("rate = 50", "rate = 50\nlearning_rate = 0.1",
                           {"s.toml:20:", "does not train", "no learning_rate", "remove it"});
+  expect_serving_rejected("rate = 50", "rate = 50\nplanner = \"capuchin\"",
+                          {"s.toml:20:", "does not train", "no planner", "remove it"});
   // rate: required, a number above 0.
   expect_serving_rejected("rate = 50\n", "",
                           {"s.toml:14:", "('serve')", "needs rate = requests per second"});

@@ -120,6 +120,8 @@ std::vector<validation_case> cases() {
   no_budget.budget = 0;
   policy_overrides too_much;
   too_much.budget = 3 * GiB;
+  policy_overrides misspelt_planner;
+  misspelt_planner.planner = "capuchn";
   return {
       {"a valid workload", base, {}, "accepted"},
       {"a NaN learning rate",
@@ -185,6 +187,21 @@ std::vector<validation_case> cases() {
        with("batch_size = 8", "batch_size = 100000"),
        {},
        "w.toml:11: batch_size must be at most 65536, not 100000"},
+      {"a footprint planner and its budget",
+       with("iterations = 10", "iterations = 10\nplanner = \"capuchin\"\nplan_budget = \"75%\""),
+       {},
+       "accepted"},
+      {"an unknown planner",
+       with("iterations = 10", "iterations = 10\nplanner = \"chekpoint\""),
+       {},
+       "w.toml:14: unknown planner 'chekpoint'; did you mean 'checkpoint'? (known: none, "},
+      {"a plan budget above 100%",
+       with("iterations = 10", "iterations = 10\nplan_budget = \"120%\""),
+       {},
+       "w.toml:14: plan_budget in [[job]] #1 ('a'): the plan budget '120%' must be above 0% and "
+       "at most 100%"},
+      {"--planner misspelt", base, misspelt_planner,
+       "--planner: unknown planner 'capuchn'; did you mean 'capuchin'?"},
       {"an option the policy does not take",
        with("name = \"temporal\"", "name = \"temporal\"\nquantum = 3"),
        {},

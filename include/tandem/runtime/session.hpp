@@ -57,6 +57,12 @@ struct run_options {
 /// can train on. Throws config_error "FILE:LINE: problem; hint". run_workload calls it first.
 void validate_training_workload(const workload& spec, const run_options& options);
 
+/// Bytes per second the cpu backend's copy streams move for `device`'s `copy_bandwidth`: "auto"
+/// this machine's matched rate (torch/matched_copy_bandwidth.hpp, measured once per process), a
+/// fixed rate as written, 0 for "memcpy" (as fast as memory copies go). What run_workload gives
+/// the backend and `tandem plan` prices swaps at.
+[[nodiscard]] double copy_bandwidth_of(const device_spec& device);
+
 /// Runs every job to completion, failure or a stop, and returns what was measured. Throws
 /// config_error for an invalid workload (nothing runs then) and device_error when the device cannot
 /// be set up; a job's own failure is a result, not an exception.

@@ -7,7 +7,7 @@
 //   [[job]]                        name, kind, model, batch_size, arrival, priority, threads,
 //                                  and by kind (each kind refuses the other's keys):
 //                                  kind = "training" (default): optimizer, learning_rate,
-//                                    iterations | duration
+//                                    iterations | duration, planner, plan_budget
 //                                  kind = "inference": rate (requests/s), requests | duration,
 //                                    request_seed (default: the job's index in the file)
 //   [job.model_options]            options of the model (image_side, depth, hidden, ...)
@@ -27,6 +27,8 @@
 #include <vector>
 
 #include "tandem/device/backend.hpp"
+#include "tandem/footprint/planner.hpp"
+#include "tandem/runtime/footprint_budget.hpp"
 
 namespace tandem::runtime {
 
@@ -95,7 +97,13 @@ struct job_spec {
   double request_rate = 0;         ///< inference: mean requests per second (Poisson arrivals)
   std::uint64_t request_seed = 0;  ///< inference: seeds the request arrival times (default:
                                    ///< the job's index in the file)
-  std::size_t line = 0;            ///< where the [[job]] table starts
+  /// Training: the footprint planner (footprint::planner_names()) that plans what the job swaps
+  /// and recomputes, and the budget its plan is made for. `tandem plan` makes and prices the
+  /// plan; runs do not execute plans yet.
+  std::optional<std::string> planner;
+  std::optional<footprint_budget> plan_budget;
+  std::size_t planner_line = 0;  ///< where `planner` is written (0: not written)
+  std::size_t line = 0;          ///< where the [[job]] table starts
 };
 
 struct workload {
@@ -110,6 +118,7 @@ struct workload_vocabulary {
   std::vector<std::string> models;
   std::vector<std::string> policies;
   std::vector<std::string> optimizers{"sgd", "adam"};
+  std::vector<std::string> planners = footprint::planner_names();
 };
 
 /// Throws config_error "FILE:LINE: problem; hint" for any invalid input.

@@ -17,10 +17,17 @@ namespace tandem::runtime {
 struct policy_overrides {
   std::optional<std::string> policy;  ///< replaces the workload's [policy] name
   std::optional<std::size_t> budget;  ///< replaces the workload's budget
+  /// Replaces every training job's `planner` (a name of footprint::planner_names()).
+  std::optional<std::string> planner;
 };
 
 /// The policy's name: the override, else the workload's.
 [[nodiscard]] std::string policy_name(const workload& spec, const policy_overrides& overrides);
+
+/// A training job's footprint planner: the override, else the job's own; none for an inference
+/// job or when neither names one.
+[[nodiscard]] std::optional<std::string> planner_of(const job_spec& job,
+                                                    const policy_overrides& overrides);
 
 /// The budget in bytes: the override, else the workload's, else the capacity.
 [[nodiscard]] std::size_t budget_of(const workload& spec, const policy_overrides& overrides);
