@@ -156,8 +156,8 @@ int main(int argc, char** argv) {
       "--budget", [&run](const std::string& text) { run.budget = tandem::parse_bytes(text); },
       "Memory budget (e.g. 1GiB), replacing the workload's");
   run_cmd->add_option("--planner", run.planner,
-                      "Footprint planner of every training job, replacing the jobs' planner "
-                      "(checked; runs do not execute plans yet: see `tandem plan`)");
+                      "Footprint planner of every training job, replacing the jobs' planner: "
+                      "each records an iteration, plans it and runs the rest under the plan");
   run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
   run_cmd->add_option("--timeline", run.timeline_path,
                       "Write the memory timeline (time, job, live bytes by kind) as CSV");

@@ -35,13 +35,6 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   runtime::run_options settings;
   settings.overrides = {options.policy, options.budget, options.planner};
   runtime::validate_training_workload(spec, settings);
-  for (const auto& job : spec.jobs) {
-    if (const auto planner = runtime::planner_of(job, settings.overrides)) {
-      progress << "tandem: note: job '" << job.name << "': planner " << *planner
-               << " is not executed by runs yet; `tandem plan` makes and prices its plan\n";
-    }
-  }
-
   // Opened before anything runs, so that a typo in a path costs no training time.
   std::optional<atomic_file> json;
   std::optional<atomic_file> timeline;

@@ -41,6 +41,8 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations, std:
     alone.jobs.front().arrival_s = 0;
     alone.jobs.front().iterations = iterations;
     alone.jobs.front().duration_s.reset();
+    // A profile is of the job as it is: a planner's plan is made from the profile, not run.
+    alone.jobs.front().planner.reset();
     alone.device.budget_schedule.clear();
     if (progress != nullptr) *progress << "profiling " << job.name << " (" << job.model << ")\n";
     const auto run = run_workload(alone, options);

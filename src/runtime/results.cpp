@@ -140,6 +140,37 @@ nlohmann::json to_json(const latency_summary& summary, const char* count_key) {
           {"p99_s", time(summary.p99_s)}, {"max_s", time(summary.max_s)}};
 }
 
+/// JSON has no infinity: a CBR with nothing lost is written as null.
+nlohmann::json finite_or_null(double value) {
+  return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+nlohmann::json to_json(const footprint_result& f) {
+  return {{"planner", f.planner},
+          {"budget_bytes", f.budget_bytes},
+          {"swapped_tensors", f.swapped_tensors},
+          {"recomputed_tensors", f.recomputed_tensors},
+          {"predicted_vanilla_peak_bytes", f.predicted_vanilla_peak_bytes},
+          {"predicted_peak_bytes", f.predicted_peak_bytes},
+          {"predicted_msr", f.predicted_msr},
+          {"predicted_eor", f.predicted_eor},
+          {"vanilla_peak_bytes", f.vanilla_peak_bytes},
+          {"vanilla_iteration_s", f.vanilla_iteration_s},
+          {"planned_iterations", f.planned_iterations},
+          {"planned_peak_bytes", f.planned_peak_bytes},
+          {"planned_iteration_s", f.planned_iteration_s},
+          {"msr", f.msr},
+          {"eor", f.eor},
+          {"cbr", finite_or_null(f.cbr)},
+          {"swapped_out_bytes", f.swapped_out_bytes},
+          {"swapped_in_bytes", f.swapped_in_bytes},
+          {"recomputations", f.recomputations},
+          {"stall_s", f.stall_s},
+          {"recompute_s", f.recompute_s},
+          {"missed_decisions", f.missed_decisions},
+          {"diverged_iterations", f.diverged_iterations}};
+}
+
 nlohmann::json to_json(const job_result& job) {
   nlohmann::json iterations = nlohmann::json::array();
   for (const auto& it : job.iteration_log) {
@@ -171,7 +202,8 @@ nlohmann::json to_json(const job_result& job) {
           {"last_loss", optional_number(job.last_loss)},
           {"iteration_log", iterations},
           {"policy_stats", to_json(job.policy_stats)},
-          {"latency", job.latency ? to_json(*job.latency, "requests") : nlohmann::json(nullptr)}};
+          {"latency", job.latency ? to_json(*job.latency, "requests") : nlohmann::json(nullptr)},
+          {"footprint", job.footprint ? to_json(*job.footprint) : nlohmann::json(nullptr)}};
 }
 
 std::string statistics_text(const std::vector<schedule::policy_statistic>& statistics) {
@@ -257,6 +289,27 @@ void print_table(const run_result& result, std::ostream& out) {
       out << fmt::format("{:<14} {:>9} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f}\n", job.name,
                          latency.count, latency.mean_s * 1e3, latency.p50_s * 1e3,
                          latency.p95_s * 1e3, latency.p99_s * 1e3, latency.max_s * 1e3);
+    }
+  }
+  const bool planned = std::any_of(result.jobs.begin(), result.jobs.end(),
+                                   [](const auto& job) { return job.footprint.has_value(); });
+  if (planned) {
+    out << fmt::format("{:<14} {:>12} {:>11} {:>11} {:>7} {:>7} {:>7} {:>11} {:>9} {:>8}\n",
+                       "footprint", "planner", "vanilla pk", "planned pk", "MSR", "EOR", "CBR",
+                       "swapped", "recomp.", "stall s");
+    for (const auto& job : result.jobs) {
+      if (!job.footprint) continue;
+      const auto& f = *job.footprint;
+      out << fmt::format(
+          "{:<14} {:>12} {:>11} {:>11} {:>7.3f} {:>7.3f} {:>7} {:>11} {:>9} {:>8.2f}\n", job.name,
+          f.planner, format_bytes(f.vanilla_peak_bytes), format_bytes(f.planned_peak_bytes), f.msr,
+          f.eor, std::isfinite(f.cbr) ? fmt::format("{:.2f}", f.cbr) : "inf",
+          format_bytes(f.swapped_out_bytes), f.recomputations, f.stall_s);
+      if (f.planned_iterations == 0) {
+        out << "  " << job.name
+            << ": no iteration ran under the plan (a planned job needs 4 iterations: warm-up, "
+               "recorded, vanilla reference, planned)\n";
+      }
     }
   }
   if (!result.budget_changes.empty()) {

@@ -14,8 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include "planned_training.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/device/copy_channel.hpp"
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
@@ -148,6 +150,18 @@ void validate_training_workload(const workload& spec, const run_options& options
             "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
             "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
   }
+  for (const auto& job : spec.jobs) {
+    if (job.kind != job_kind::training || !planner_of(job, options.overrides) || !job.iterations)
+      continue;
+    if (*job.iterations < detail::planned_job_min_iterations) {
+      fail_at(spec, job.line,
+              "job '" + job.name + "' runs under a footprint plan, which needs at least " +
+                  std::to_string(detail::planned_job_min_iterations) +
+                  " iterations (one to warm up, one recorded and planned, one vanilla reference, "
+                  "then the planned ones); it has " +
+                  std::to_string(*job.iterations) + ": raise iterations");
+    }
+  }
 }
 
 namespace {
@@ -200,6 +214,9 @@ run_result run_workload(const workload& spec, const run_options& options) {
   const auto budget = budget_of(spec, options.overrides);
   std::vector<models::model_options> model_options;
   for (const auto& job : spec.jobs) model_options.push_back(to_model_options(spec, job));
+  // The jobs as they run: with --planner in place of their own planners.
+  std::vector<job_spec> jobs = spec.jobs;
+  for (auto& job : jobs) job.planner = planner_of(job, options.overrides);
 
   device::cpu_backend backend(
       {.memory_limit = 0, .copy_bandwidth = copy_bandwidth_of(spec.device)});
@@ -236,7 +253,9 @@ run_result run_workload(const workload& spec, const run_options& options) {
   std::optional<region_waiter> waiter;
   if (capabilities.oom_baseline == nullptr) waiter.emplace(capabilities.borrows, gate);
   const borrow_gate_installation installed{pool, waiter ? &*waiter : nullptr};
-  detail::training_context context{backend, pool, gate, monitor, options.faults};
+  device::copy_channel copies(backend);
+  detail::training_context context{
+      backend, pool, gate, monitor, options.faults, copies, copy_bandwidth_of(spec.device)};
   // Runs at once if the stop came already; unregistered (waiting for a call under way) before
   // the gate goes.
   const std::stop_callback stop_jobs(options.stop, [&gate] { gate.stop(); });
@@ -280,8 +299,8 @@ run_result run_workload(const workload& spec, const run_options& options) {
         const double arrival_s = gate.now();
         gate.arrive(job_info_of(job, id, arrival_s));
         threads.emplace_back([&, index, id, arrival_s] {
-          results[index] = detail::train(spec.jobs[index], model_options[index], id, arrival_s,
-                                         context, progress[index]);
+          results[index] = detail::train(jobs[index], model_options[index], id, arrival_s, context,
+                                         progress[index]);
         });
       }
     } catch (...) {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fault_hook.hpp"
+#include "planned_training.hpp"
 #include "sequence_recording.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
@@ -348,6 +349,13 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
                       job_progress& progress, job_result& result) {
   auto& gate = context.gate;
   std::unique_ptr<trainer> job;
+  // Destroyed before the model: an iteration cut short leaves copies under way, which the
+  // executor waits for before the memory they touch can go back to the pool.
+  std::optional<planned_training> planned;
+  if (spec.planner) {
+    planned.emplace(*spec.planner, spec.plan_budget, context.copy_bandwidth, context.pool,
+                    context.monitor, context.copies, id);
+  }
   for (;;) {
     progress.now = phase::waiting;
     result.wait_s += gate.wait_for_start(id);
@@ -360,18 +368,30 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     const auto iteration = static_cast<std::int64_t>(result.iteration_log.size());
     double loss = 0;
     // The iteration whose operations and allocations are recorded is also recorded as an access
-    // sequence, when it is known to be the last (not for a job run for a duration).
+    // sequence, when it is known to be the last (not for a job run for a duration), and so is a
+    // planned job's iteration 1, which its plan is made from.
+    const auto stage = planned ? stage_of(iteration) : planned_stage::reference;
     std::optional<sequence_recording> recording;
-    if (spec.iterations && records_operations(spec, iteration, context.monitor)) {
+    if ((spec.iterations && records_operations(spec, iteration, context.monitor)) ||
+        stage == planned_stage::recorded) {
       recording.emplace(context.pool, context.monitor, id);
     }
+    const bool executes = stage == planned_stage::planned && planned->planned();
     const auto report = runner.run(iteration, start_s, [&] {
+      if (executes) planned->begin_iteration();
       loss = job->step(iteration, recording ? &*recording : nullptr);
-      if (recording) result.access_sequence = recording->end(spec.model, spec.batch_size);
+      if (executes) planned->end_iteration();
+      if (recording) {
+        auto sequence = recording->end(spec.model, spec.batch_size);
+        recording.reset();
+        if (stage == planned_stage::recorded) planned->plan(sequence);
+        result.access_sequence = std::move(sequence);
+      }
     });
     result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
     gate.finish_iteration(id, report);
+    if (planned) result.footprint = planned->result(result.iteration_log);
     if (finished(spec, result, report.end_s)) break;
   }
   result.persistent_bytes = persistent_bytes(context.pool, id);

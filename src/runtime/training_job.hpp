@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "tandem/device/backend.hpp"
+#include "tandem/device/copy_channel.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/models/model.hpp"
 #include "tandem/runtime/fault_injection.hpp"
@@ -40,7 +41,9 @@ struct training_context {
   memory::device_pool& pool;
   policy_gate& gate;
   memory_monitor& monitor;
-  const fault_plan& faults;  ///< the isolation tests' planned failures; usually empty
+  const fault_plan& faults;      ///< the isolation tests' planned failures; usually empty
+  device::copy_channel& copies;  ///< the device's copy engine, shared by the jobs' swaps
+  double copy_bandwidth = 0;     ///< what plans price copies at (bytes/s; 0: memcpy speed)
 };
 
 /// A result that names the job as the workload describes it, with nothing measured yet.

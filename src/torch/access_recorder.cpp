@@ -50,7 +50,9 @@ bool draws_random_numbers(std::string_view name) {
 class reading_hooks final : public torch::autograd::SavedVariableHooks {
  public:
   void call_pack_hook(const at::Tensor& tensor) override {
-    saved_ = tensor;
+    // Detached: an operation's own output comes with its grad_fn, the node owning these hooks;
+    // holding it would be a cycle that a failed backward pass never breaks.
+    saved_ = tensor.detach();
     if (recording != nullptr) recording->saved(tensor);
   }
   at::Tensor call_unpack_hook() override {

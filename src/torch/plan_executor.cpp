@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <exception>
 #include <string>
 #include <utility>
 
@@ -94,7 +95,10 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* /*context*/) {
 class executor_hooks final : public torch::autograd::SavedVariableHooks {
  public:
   void call_pack_hook(const at::Tensor& tensor) override {
-    saved_ = tensor;
+    // Detached: autograd hands an operation's own output over with its grad_fn, the node that
+    // owns these hooks, and holding that would be a cycle no failed backward pass breaks.
+    // Unpacking reattaches the grad_fn from what autograd kept aside.
+    saved_ = tensor.detach();
     if (executing != nullptr) executing->packed(tensor);
   }
   at::Tensor call_unpack_hook() override {
@@ -111,8 +115,8 @@ class capturing_hooks final : public torch::autograd::SavedVariableHooks {
  public:
   explicit capturing_hooks(std::vector<at::Tensor>& captured) : captured_(captured) {}
   void call_pack_hook(const at::Tensor& tensor) override {
-    saved_ = tensor;
-    captured_.push_back(tensor);
+    saved_ = tensor.detach();  // no cycle through the rerun's nodes (see executor_hooks)
+    captured_.push_back(saved_);
   }
   at::Tensor call_unpack_hook() override { return saved_; }
 
@@ -176,6 +180,7 @@ struct executor_state {
   bool internal = false;  ///< allocations and frees of the executor's own
   bool replaying = false;
   bool diverged = false;
+  std::exception_ptr failure;  ///< thrown where libtorch would swallow it, for later
   std::size_t allocations = 0;
   std::vector<clock::time_point> started;
   std::mutex mutex;  ///< guards `live` (trace events may come from other threads)
@@ -576,6 +581,7 @@ void plan_executor::begin() {
   s.depth = 0;
   s.allocations = 0;
   s.diverged = false;
+  s.failure = nullptr;
   s.started.assign(s.sequence.operations.size(), clock::time_point{});
   {
     std::lock_guard lock(s.mutex);
@@ -619,6 +625,7 @@ void plan_executor::end() {
     ++stats_.diverged_iterations;
   ++stats_.iterations;
   executing = nullptr;
+  rethrow_failure();
 }
 
 void plan_executor::on_event(const memory::trace_event& event) {
@@ -658,6 +665,18 @@ std::unique_ptr<torch::autograd::SavedVariableHooks> plan_executor::hooks_for_sa
 void plan_executor::operation_started(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth++ > 0) return;
+  // libtorch logs and swallows what a RecordFunction callback throws: keep it for a place that
+  // can throw (the next saved-tensor hook, or end()), and act no more this iteration.
+  try {
+    start_operation(fn);
+  } catch (...) {
+    if (!s.failure) s.failure = std::current_exception();
+    s.diverged = true;
+  }
+}
+
+void plan_executor::start_operation(const at::RecordFunction& fn) {
+  auto& s = *state_;
   const auto op = s.op++;
   executor_ops ops(s, stats_);
   if (op >= s.sequence.operations.size()) {
@@ -678,6 +697,16 @@ void plan_executor::operation_started(const at::RecordFunction& fn) {
 void plan_executor::operation_ended(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth == 0 || --s.depth > 0) return;
+  try {
+    end_operation(fn);
+  } catch (...) {
+    if (!s.failure) s.failure = std::current_exception();
+    s.diverged = true;
+  }
+}
+
+void plan_executor::end_operation(const at::RecordFunction& fn) {
+  auto& s = *state_;
   const auto op = s.op - 1;
   executor_ops ops(s, stats_);
   for (const auto& output : fn.outputs()) {
@@ -693,14 +722,20 @@ void plan_executor::operation_ended(const at::RecordFunction& fn) {
   ops.issue_due();
 }
 
+void plan_executor::rethrow_failure() {
+  if (auto failure = std::exchange(state_->failure, nullptr)) std::rethrow_exception(failure);
+}
+
 void plan_executor::packed(const at::Tensor& tensor) {
   auto& s = *state_;
+  rethrow_failure();
   if (s.replaying || !tensor.defined() || !tensor.has_storage()) return;
   executor_ops ops(s, stats_);
   static_cast<void>(ops.tensor_of(tensor.storage().unsafeGetStorageImpl()));
 }
 
 void plan_executor::unpacking(const at::Tensor& tensor) {
+  rethrow_failure();
   executor_ops ops(*state_, stats_);
   ops.meet(tensor);
 }

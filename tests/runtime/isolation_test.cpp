@@ -163,6 +163,57 @@ TEST(Isolation, AJobThatRunsOutOfMemoryLeavesItsNeighbourAsItWouldBeAlone) {
   }
 }
 
+/// `job`'s workload text with a footprint planner: its plan swaps and recomputes tensors.
+workload with_planner(const std::string& policy, const std::vector<job_plan>& jobs,
+                      const std::string& planned_job, const std::string& planner) {
+  std::ostringstream text;
+  text << "[device]\nkind = \"cpu\"\ncapacity = \"512MiB\"\nbudget = \"64MiB\"\n"
+       << "region_size = \"2MiB\"\n\n[policy]\nname = \"" << policy << "\"\n\n";
+  for (const auto& job : jobs) {
+    auto table = job_table(job);
+    if (job.name == planned_job) {
+      table.insert(table.find("[job.model_options]"),
+                   "planner = \"" + planner + "\"\nplan_budget = \"60%\"\n");
+    }
+    text << table;
+  }
+  return parse_workload(text.str(), "isolation.toml", training_vocabulary());
+}
+
+// A job under a footprint plan (copies under way on the shared copy engine, storages pointing
+// at host copies, tensors dropped for recompute) fails at any point: its neighbour computes what
+// it computes alone. Unfailed, the planned job computes what it computes unplanned.
+TEST(Isolation, APlannedJobThatFailsMidIterationLeavesItsNeighbourAsItWouldBeAlone) {
+  const std::vector<job_plan> jobs = {{"resnet", 3, 6, 0, 1, false}, {"lm", 2, 6, 0, 2, true}};
+  for (const std::string planner : {"none", "vdnn-all", "capuchin", "checkpoint"}) {
+    const auto clean = run_workload(with_planner("exclusive", jobs, "resnet", planner));
+    const auto& resnet = clean.jobs.at(0);
+    ASSERT_EQ(resnet.status, job_status::completed) << resnet.error;
+    EXPECT_TRUE(clean.warnings.empty()) << "the pool reported: " << clean.warnings.front();
+    ASSERT_TRUE(resnet.footprint.has_value());
+    EXPECT_EQ(resnet.footprint->planned_iterations, 3u);
+    EXPECT_EQ(losses_of(resnet), solo(jobs[0]).losses) << planner << " changed the losses";
+    for (const auto* policy : {"exclusive", "temporal", "scrooge"}) {
+      // Faults late enough to strike the planned iterations (the last three of six).
+      for (const auto share : {0.6, 0.75, 0.9}) {
+        const auto point =
+            static_cast<std::size_t>(share * static_cast<double>(resnet.allocations));
+        for (const auto what : {injected_fault::kind::out_of_memory, injected_fault::kind::error}) {
+          SCOPED_TRACE(planner + " under " + policy + ", resnet fails at allocation " +
+                       std::to_string(point));
+          run_options options;
+          options.faults = {{"resnet", point, what}};
+          const auto run = run_workload(with_planner(policy, jobs, "resnet", planner), options);
+          EXPECT_TRUE(run.warnings.empty()) << "the pool reported: " << run.warnings.front();
+          EXPECT_EQ(run.jobs.at(0).status, job_status::failed);
+          EXPECT_EQ(run.jobs.at(1).status, job_status::completed) << run.jobs.at(1).error;
+          EXPECT_EQ(losses_of(run.jobs.at(1)), solo(jobs[1]).losses);
+        }
+      }
+    }
+  }
+}
+
 // A real out-of-memory, not an injected one: spatial sharing under a budget that fits each job
 // alone but not both at their peaks.
 TEST(Isolation, ARealOutOfMemoryUnderSpatialSharingNeverCorruptsASurvivor) {

@@ -74,6 +74,38 @@ struct latency_summary {
 /// Summarizes `values` (in any order); an empty list gives the all-zero summary.
 [[nodiscard]] latency_summary summarize_latencies(std::vector<double> values);
 
+/// A training job run under a footprint plan (`planner =`, `tandem run --planner`): the plan's
+/// predictions, and what its iterations measured against the job's own vanilla iteration.
+struct footprint_result {
+  std::string planner;
+  std::size_t budget_bytes = 0;        ///< the plan was made for; 0: the planner's own choice
+  std::size_t swapped_tensors = 0;     ///< the plan's: distinct tensors swapped
+  std::size_t recomputed_tensors = 0;  ///< the plan's: distinct tensors recomputed
+  // Predicted by the cost model from the recorded iteration.
+  std::size_t predicted_vanilla_peak_bytes = 0;
+  std::size_t predicted_peak_bytes = 0;
+  double predicted_msr = 0;
+  double predicted_eor = 0;
+  // Measured: the vanilla (reference) iteration, and the planned ones (peak: their highest;
+  // time: their median).
+  std::size_t vanilla_peak_bytes = 0;
+  double vanilla_iteration_s = 0;
+  std::size_t planned_iterations = 0;
+  std::size_t planned_peak_bytes = 0;
+  double planned_iteration_s = 0;
+  double msr = 0;  ///< 1 - planned peak / vanilla peak
+  double eor = 0;  ///< planned time / vanilla time - 1
+  double cbr = 0;  ///< msr / eor (infinite when nothing was lost)
+  // What the executor did, over the planned iterations.
+  std::size_t swapped_out_bytes = 0;
+  std::size_t swapped_in_bytes = 0;
+  std::size_t recomputations = 0;
+  double stall_s = 0;
+  double recompute_s = 0;
+  std::size_t missed_decisions = 0;
+  std::size_t diverged_iterations = 0;
+};
+
 struct job_result {
   std::string name;
   job_kind kind = job_kind::training;
@@ -109,6 +141,7 @@ struct job_result {
   /// allocations when the job's iterations are counted (not a duration); not in the JSON (tandem
   /// profile writes it).
   std::optional<footprint::access_sequence> access_sequence;
+  std::optional<footprint_result> footprint;  ///< when it ran under a footprint plan
 
   /// Inference jobs: each served request's latency, from its arrival to the end of its forward
   /// pass, in order of arrival (not in the JSON), and their summary (count: requests served).

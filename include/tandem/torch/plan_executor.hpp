@@ -106,6 +106,10 @@ class plan_executor final : public memory::trace_sink, public saved_tensor_handl
   void unpacking(const at::Tensor& tensor);
 
  private:
+  void start_operation(const at::RecordFunction& fn);
+  void end_operation(const at::RecordFunction& fn);
+  void rethrow_failure();
+
   std::unique_ptr<detail::executor_state> state_;
   execution_stats stats_;
 };

@@ -1,0 +1,119 @@
+#include "planned_training.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "tandem/footprint/planner.hpp"
+
+namespace tandem::runtime::detail {
+
+namespace {
+
+/// What "memcpy" copies are priced at: no PCIe in the way, a memory copy's order of magnitude.
+constexpr double memcpy_bytes_per_s = 10e9;
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const auto n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+}  // namespace
+
+planned_stage stage_of(std::int64_t iteration) {
+  switch (iteration) {
+    case 0:
+      return planned_stage::warm_up;
+    case 1:
+      return planned_stage::recorded;
+    case 2:
+      return planned_stage::reference;
+    default:
+      return planned_stage::planned;
+  }
+}
+
+planned_training::planned_training(std::string planner, std::optional<footprint_budget> budget,
+                                   double copy_bandwidth, memory::device_pool& pool,
+                                   memory_monitor& monitor, device::copy_channel& channel,
+                                   memory::job_id job)
+    : planner_(std::move(planner)),
+      budget_(budget),
+      pool_(pool),
+      monitor_(monitor),
+      channel_(channel),
+      job_(job) {
+  costs_.copy_bandwidth = copy_bandwidth > 0 ? copy_bandwidth : memcpy_bytes_per_s;
+  planned_.planner = planner_;
+}
+
+planned_training::~planned_training() {
+  // An iteration cut short: stop the events before the executor goes (it waits for its copies).
+  if (attached_) monitor_.detach(job_);
+}
+
+void planned_training::plan(footprint::access_sequence sequence) {
+  const auto vanilla = footprint::predict(sequence, footprint::plan{}, costs_);
+  const auto budget = budget_ ? budget_->bytes_for(vanilla.peak_bytes) : std::size_t{0};
+  auto plan = footprint::make_planner(planner_)->make_plan(
+      sequence, {.budget_bytes = budget, .costs = costs_});
+  const auto measures = footprint::measure(sequence, plan, costs_);
+  planned_.budget_bytes = budget;
+  planned_.swapped_tensors = measures.swapped_tensors;
+  planned_.recomputed_tensors = measures.recomputed_tensors;
+  planned_.predicted_vanilla_peak_bytes = measures.vanilla_peak_bytes;
+  planned_.predicted_peak_bytes = measures.planned_peak_bytes;
+  planned_.predicted_msr = measures.msr;
+  planned_.predicted_eor = measures.eor;
+  executor_.emplace(pool_, job_, channel_, std::move(sequence), std::move(plan));
+}
+
+void planned_training::begin_iteration() {
+  monitor_.attach(job_, &*executor_);
+  attached_ = true;
+  executor_->begin();
+}
+
+void planned_training::end_iteration() {
+  executor_->end();
+  monitor_.detach(job_);
+  attached_ = false;
+}
+
+footprint_result planned_training::result(const std::vector<iteration_record>& log) const {
+  auto out = planned_;
+  const auto seconds = [](const iteration_record& r) { return r.end_s - r.start_s; };
+  if (log.size() > 2) {
+    out.vanilla_peak_bytes = log[2].peak_bytes;
+    out.vanilla_iteration_s = seconds(log[2]);
+  }
+  std::vector<double> planned_s;
+  for (std::size_t i = 3; i < log.size(); ++i) {
+    planned_s.push_back(seconds(log[i]));
+    out.planned_peak_bytes = std::max(out.planned_peak_bytes, log[i].peak_bytes);
+  }
+  out.planned_iterations = planned_s.size();
+  out.planned_iteration_s = median(planned_s);
+  if (out.planned_iterations > 0 && out.vanilla_peak_bytes > 0 && out.vanilla_iteration_s > 0) {
+    out.msr = 1 - static_cast<double>(out.planned_peak_bytes) /
+                      static_cast<double>(out.vanilla_peak_bytes);
+    out.eor = out.planned_iteration_s / out.vanilla_iteration_s - 1;
+    out.cbr = out.eor > 0 ? out.msr / out.eor
+                          : (out.msr > 0 ? std::numeric_limits<double>::infinity() : 0);
+  }
+  if (executor_) {
+    const auto& stats = executor_->stats();
+    out.swapped_out_bytes = stats.swapped_out_bytes;
+    out.swapped_in_bytes = stats.swapped_in_bytes;
+    out.recomputations = stats.recomputations;
+    out.stall_s = stats.stall_s;
+    out.recompute_s = stats.recompute_s;
+    out.missed_decisions = stats.missed;
+    out.diverged_iterations = stats.diverged_iterations;
+  }
+  return out;
+}
+
+}  // namespace tandem::runtime::detail

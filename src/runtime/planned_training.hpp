@@ -1,0 +1,68 @@
+#pragma once
+// A training job under a footprint plan (`planner =` in its [[job]], `tandem run --planner`).
+// Iteration 0 makes the optimizer's state, iteration 1 is recorded as an access sequence and
+// planned at the job's plan budget, iteration 2 runs plain as the vanilla reference the measures
+// compare with, and every later iteration runs under the plan's executor. The recorded iteration
+// holds the vanilla peak once, as Capuchin's measured first iteration does; a memory-aware policy
+// makes it wait for that memory rather than fail.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/device/copy_channel.hpp"
+#include "tandem/footprint/access_sequence.hpp"
+#include "tandem/footprint/cost_model.hpp"
+#include "tandem/memory/device_pool.hpp"
+#include "tandem/runtime/footprint_budget.hpp"
+#include "tandem/runtime/memory_monitor.hpp"
+#include "tandem/runtime/results.hpp"
+#include "tandem/torch/plan_executor.hpp"
+
+namespace tandem::runtime::detail {
+
+enum class planned_stage { warm_up, recorded, reference, planned };
+
+/// The part iteration `iteration` of a planned job plays.
+[[nodiscard]] planned_stage stage_of(std::int64_t iteration);
+
+/// Iterations a planned job needs for one to run under its plan.
+inline constexpr std::int64_t planned_job_min_iterations = 4;
+
+class planned_training {
+ public:
+  /// `copy_bandwidth`: bytes per second the plan prices copies at (0: memcpy speed).
+  planned_training(std::string planner, std::optional<footprint_budget> budget,
+                   double copy_bandwidth, memory::device_pool& pool, memory_monitor& monitor,
+                   device::copy_channel& channel, memory::job_id job);
+  ~planned_training();
+  planned_training(const planned_training&) = delete;
+  planned_training& operator=(const planned_training&) = delete;
+
+  /// Plans the recorded iteration; the executor runs the plan from then on.
+  void plan(footprint::access_sequence sequence);
+  [[nodiscard]] bool planned() const { return executor_.has_value(); }
+
+  /// Around each planned iteration, on the job's thread.
+  void begin_iteration();
+  void end_iteration();
+
+  /// The plan's predictions and what `log` (the job's iterations) measured.
+  [[nodiscard]] footprint_result result(const std::vector<iteration_record>& log) const;
+
+ private:
+  std::string planner_;
+  std::optional<footprint_budget> budget_;
+  footprint::cost_options costs_;
+  memory::device_pool& pool_;
+  memory_monitor& monitor_;
+  device::copy_channel& channel_;
+  memory::job_id job_;
+  footprint_result planned_;  ///< the plan's side, filled by plan()
+  std::optional<torch_support::plan_executor> executor_;
+  bool attached_ = false;
+};
+
+}  // namespace tandem::runtime::detail
