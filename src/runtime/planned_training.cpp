@@ -65,6 +65,8 @@ void planned_training::plan(footprint::access_sequence sequence) {
   planned_.recomputed_tensors = measures.recomputed_tensors;
   planned_.predicted_vanilla_peak_bytes = measures.vanilla_peak_bytes;
   planned_.predicted_peak_bytes = measures.planned_peak_bytes;
+  planned_.predicted_vanilla_iteration_s = measures.vanilla_s;
+  planned_.predicted_iteration_s = measures.planned_s;
   planned_.predicted_msr = measures.msr;
   planned_.predicted_eor = measures.eor;
   executor_.emplace(pool_, job_, channel_, std::move(sequence), std::move(plan));

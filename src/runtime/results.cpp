@@ -152,6 +152,8 @@ nlohmann::json to_json(const footprint_result& f) {
           {"recomputed_tensors", f.recomputed_tensors},
           {"predicted_vanilla_peak_bytes", f.predicted_vanilla_peak_bytes},
           {"predicted_peak_bytes", f.predicted_peak_bytes},
+          {"predicted_vanilla_iteration_s", f.predicted_vanilla_iteration_s},
+          {"predicted_iteration_s", f.predicted_iteration_s},
           {"predicted_msr", f.predicted_msr},
           {"predicted_eor", f.predicted_eor},
           {"vanilla_peak_bytes", f.vanilla_peak_bytes},

@@ -229,6 +229,18 @@ class executor_ops {
     return t;
   }
 
+  /// Whether a tensor of the plan is out now: only then must inputs be checked.
+  [[nodiscard]] bool any_out() const {
+    return std::any_of(s_.tensors.begin(), s_.tensors.end(),
+                       [](const auto& t) { return t.second.where != residence::present; });
+  }
+
+  /// Whether a block of the plan awaits its storage: only then are outputs worth looking at.
+  [[nodiscard]] bool any_to_meet() const {
+    std::lock_guard lock(s_.mutex);
+    return !s_.live.empty();
+  }
+
   void meet(const at::Tensor& tensor) {
     if (!tensor.defined() || !tensor.has_storage()) return;
     const auto* storage = tensor.storage().unsafeGetStorageImpl();
@@ -690,8 +702,10 @@ void plan_executor::start_operation(const at::RecordFunction& fn) {
     for (const auto k : s.needed_at_start[op]) ops.settle(k);
   }
   // Whatever else it reads must be present too: never compute on missing data.
-  for (const auto& input : fn.inputs())
-    for_each_tensor(input, [&](const at::Tensor& tensor) { ops.meet(tensor); });
+  if (ops.any_out()) {
+    for (const auto& input : fn.inputs())
+      for_each_tensor(input, [&](const at::Tensor& tensor) { ops.meet(tensor); });
+  }
 }
 
 void plan_executor::operation_ended(const at::RecordFunction& fn) {
@@ -709,11 +723,13 @@ void plan_executor::end_operation(const at::RecordFunction& fn) {
   auto& s = *state_;
   const auto op = s.op - 1;
   executor_ops ops(s, stats_);
-  for (const auto& output : fn.outputs()) {
-    for_each_tensor(output, [&](const at::Tensor& tensor) {
-      if (tensor.defined() && tensor.has_storage())
-        static_cast<void>(ops.tensor_of(tensor.storage().unsafeGetStorageImpl()));
-    });
+  if (ops.any_to_meet()) {
+    for (const auto& output : fn.outputs()) {
+      for_each_tensor(output, [&](const at::Tensor& tensor) {
+        if (tensor.defined() && tensor.has_storage())
+          static_cast<void>(ops.tensor_of(tensor.storage().unsafeGetStorageImpl()));
+      });
+    }
   }
   if (op < s.sequence.operations.size()) {
     for (const auto k : s.released_at_end[op]) ops.release(k);

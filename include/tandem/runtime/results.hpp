@@ -84,6 +84,8 @@ struct footprint_result {
   // Predicted by the cost model from the recorded iteration.
   std::size_t predicted_vanilla_peak_bytes = 0;
   std::size_t predicted_peak_bytes = 0;
+  double predicted_vanilla_iteration_s = 0;  ///< the recorded iteration, replayed
+  double predicted_iteration_s = 0;          ///< under the plan
   double predicted_msr = 0;
   double predicted_eor = 0;
   // Measured: the vanilla (reference) iteration, and the planned ones (peak: their highest;
