@@ -558,6 +558,11 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     result.status = job_status::failed;
     gate.close(std::string("a job could not leave cleanly: ") + e.what());
   }
+  if (result.out_of_memory && spec.planner && result.iteration_log.size() < 3) {
+    result.error +=
+        "\n  planned job: its plan is made from iteration 1, which runs unplanned, so the budget "
+        "must hold the job's vanilla peak once (tandem plan shows it)";
+  }
   result.end_s = gate.now();
   progress.now = result.status == job_status::completed ? phase::completed
                  : result.status == job_status::stopped ? phase::stopped
