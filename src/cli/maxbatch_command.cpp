@@ -261,11 +261,14 @@ run_backend backend_for(const maxbatch_command_options& options) {
   TANDEM_EXPECTS(!options.gpu, config_error,
                  "--gpu " + options.gpu.value_or("") +
                      " is for simulated runs: add --sim, or drop --gpu to train for real");
-  // The option is kept so that real runs can take it once the runtime executes plans.
+  // A real planned job makes its plan from an iteration it runs unplanned, so a batch whose
+  // vanilla peak does not fit fails before its plan runs: the search would find the vanilla
+  // batch. The option waits for plans made without that iteration.
   TANDEM_EXPECTS(!options.planner, config_error,
                  "--planner " + options.planner.value_or("") +
-                     " with real runs needs the plan executor in the runtime: not yet; search "
-                     "simulated runs with --sim --gpu NAME --planner " +
+                     " with real runs: a planned job records an unplanned iteration first, so no "
+                     "batch beyond the vanilla one can fit yet; search simulated runs with --sim "
+                     "--gpu NAME --planner " +
                      options.planner.value_or(""));
 #if TANDEM_HAVE_TORCH
   return {runtime::training_vocabulary(), schedule::policy_names(),

@@ -249,13 +249,13 @@ TEST(MaxBatch, RefusesPlannerInputBeforeAnyRun) {
   options.planner = "capuchin";
   options.plan_budget = "lots";
   EXPECT_NE(refusal(options).find("cannot read the plan budget 'lots'"), std::string::npos);
-  // Real runs keep the option for when the runtime executes plans.
+  // Real runs refuse it: a planned job's first planned iteration needs the vanilla peak.
   options = simulated("exclusive");
   options.simulate = false;
   options.gpu.reset();
   options.planner = "capuchin";
-  EXPECT_NE(refusal(options).find("--planner capuchin with real runs needs the plan executor in "
-                                  "the runtime: not yet"),
+  EXPECT_NE(refusal(options).find("--planner capuchin with real runs: a planned job records an "
+                                  "unplanned iteration first"),
             std::string::npos);
 }
 
