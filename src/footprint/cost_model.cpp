@@ -423,6 +423,16 @@ std::vector<prediction> predict_together(std::span<const planned_job> jobs,
   return replay(jobs, options).run();
 }
 
+plan_ratios ratios_of(std::size_t vanilla_peak_bytes, std::size_t planned_peak_bytes,
+                      double vanilla_s, double planned_s) {
+  plan_ratios r;
+  if (vanilla_peak_bytes > 0)
+    r.msr = 1.0 - static_cast<double>(planned_peak_bytes) / static_cast<double>(vanilla_peak_bytes);
+  if (vanilla_s > 0) r.eor = (planned_s - vanilla_s) / vanilla_s;
+  if (r.msr > 0) r.cbr = r.eor <= 0 ? std::numeric_limits<double>::infinity() : r.msr / r.eor;
+  return r;
+}
+
 plan_measures measure(const access_sequence& sequence, const plan& p, const cost_options& options) {
   const auto vanilla = predict(sequence, plan{}, options);
   const auto planned = predict(sequence, p, options);
@@ -431,15 +441,11 @@ plan_measures measure(const access_sequence& sequence, const plan& p, const cost
   m.planned_peak_bytes = planned.peak_bytes;
   m.vanilla_s = vanilla.iteration_s;
   m.planned_s = planned.iteration_s;
-  if (vanilla.peak_bytes > 0)
-    m.msr = 1.0 - static_cast<double>(planned.peak_bytes) / static_cast<double>(vanilla.peak_bytes);
-  if (vanilla.iteration_s > 0)
-    m.eor = (planned.iteration_s - vanilla.iteration_s) / vanilla.iteration_s;
-  if (m.msr <= 0) {
-    m.cbr = 0;
-  } else {
-    m.cbr = m.eor <= 0 ? std::numeric_limits<double>::infinity() : m.msr / m.eor;
-  }
+  const auto ratios =
+      ratios_of(vanilla.peak_bytes, planned.peak_bytes, vanilla.iteration_s, planned.iteration_s);
+  m.msr = ratios.msr;
+  m.eor = ratios.eor;
+  m.cbr = ratios.cbr;
   std::set<std::size_t> swapped;
   std::set<std::size_t> recomputed;
   for (const auto& d : p.decisions)

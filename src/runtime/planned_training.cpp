@@ -1,7 +1,6 @@
 #include "planned_training.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <utility>
 
 #include "tandem/footprint/planner.hpp"
@@ -98,12 +97,12 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
   }
   out.planned_iterations = planned_s.size();
   out.planned_iteration_s = median(planned_s);
-  if (out.planned_iterations > 0 && out.vanilla_peak_bytes > 0 && out.vanilla_iteration_s > 0) {
-    out.msr = 1 - static_cast<double>(out.planned_peak_bytes) /
-                      static_cast<double>(out.vanilla_peak_bytes);
-    out.eor = out.planned_iteration_s / out.vanilla_iteration_s - 1;
-    out.cbr = out.eor > 0 ? out.msr / out.eor
-                          : (out.msr > 0 ? std::numeric_limits<double>::infinity() : 0);
+  if (out.planned_iterations > 0) {
+    const auto ratios = footprint::ratios_of(out.vanilla_peak_bytes, out.planned_peak_bytes,
+                                             out.vanilla_iteration_s, out.planned_iteration_s);
+    out.msr = ratios.msr;
+    out.eor = ratios.eor;
+    out.cbr = ratios.cbr;
   }
   if (executor_) {
     const auto& stats = executor_->stats();

@@ -282,24 +282,16 @@ class executor_ops {
       return now >= s_.started[when.op] + std::chrono::duration_cast<clock::duration>(
                                               std::chrono::duration<double>(when.delay_s));
     };
-    std::vector<detail::timed_decision> later;
-    for (const auto& p : s_.pending_out) {
-      if (due(p.when)) {
-        swap_out(s_.plan.decisions[p.decision].tensor);
-      } else {
-        later.push_back(p);
-      }
-    }
-    s_.pending_out = std::move(later);
-    later.clear();
-    for (const auto& p : s_.pending_in) {
-      if (due(p.when)) {
-        swap_in(s_.plan.decisions[p.decision].tensor);
-      } else {
-        later.push_back(p);
-      }
-    }
-    s_.pending_in = std::move(later);
+    // Issued ones leave the list; swap_out and swap_in never add to it.
+    const auto issue = [&](std::vector<detail::timed_decision>& pending, auto&& start) {
+      std::erase_if(pending, [&](const detail::timed_decision& p) {
+        if (!due(p.when)) return false;
+        start(s_.plan.decisions[p.decision].tensor);
+        return true;
+      });
+    };
+    issue(s_.pending_out, [this](std::size_t t) { swap_out(t); });
+    issue(s_.pending_in, [this](std::size_t t) { swap_in(t); });
   }
 
   void swap_out(std::size_t t) {

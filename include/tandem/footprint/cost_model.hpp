@@ -59,6 +59,17 @@ struct planned_job {
 /// TENSILE's measures of a plan against keeping everything (§6): memory saving ratio
 /// MSR = 1 - planned peak / vanilla peak, extra overhead ratio EOR = extra time / vanilla time,
 /// cost-benefit ratio CBR = MSR / EOR (infinite when nothing is lost, 0 when nothing is saved).
+struct plan_ratios {
+  double msr = 0;
+  double eor = 0;
+  double cbr = 0;
+};
+
+/// MSR, EOR and CBR of a planned peak and time against the vanilla ones, predicted or measured
+/// (a ratio whose denominator is 0 stays 0).
+[[nodiscard]] plan_ratios ratios_of(std::size_t vanilla_peak_bytes, std::size_t planned_peak_bytes,
+                                    double vanilla_s, double planned_s);
+
 struct plan_measures {
   std::size_t vanilla_peak_bytes = 0;
   std::size_t planned_peak_bytes = 0;
