@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libgmock-dev librapidcheck-dev   # tests
   libbenchmark-dev libjemalloc-dev libmimalloc-dev  # benchmarks and their baselines
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev
+  coinor-libcbc-dev                     # the exact planner's integer programs
+  chromium                              # browser tests of the HTML report
+  pybind11-dev python3-dev python3-torch python3-pytest  # the Python module and its tests
 )
 
 missing=()
