@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "planned_training.hpp"
+#include "shared_device.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/device/copy_channel.hpp"
@@ -164,24 +165,6 @@ void validate_training_workload(const workload& spec, const run_options& options
   }
 }
 
-namespace {
-
-/// Sets the pool's borrow gate for a scope and unsets it when the scope ends, whichever way.
-class borrow_gate_installation {
- public:
-  borrow_gate_installation(memory::device_pool& pool, memory::borrow_gate* gate) : pool_(pool) {
-    pool_.set_borrow_gate(gate);
-  }
-  ~borrow_gate_installation() { pool_.set_borrow_gate(nullptr); }
-  borrow_gate_installation(const borrow_gate_installation&) = delete;
-  borrow_gate_installation& operator=(const borrow_gate_installation&) = delete;
-
- private:
-  memory::device_pool& pool_;
-};
-
-}  // namespace
-
 double copy_bandwidth_of(const device_spec& device) {
   switch (device.copy_bandwidth.how) {
     case copy_rate::mode::matched:
@@ -194,68 +177,24 @@ double copy_bandwidth_of(const device_spec& device) {
   return 0;
 }
 
-namespace {
-
-/// The backend's line for reports, saying where an automatic copy bandwidth came from.
-std::string describe_device(const device::backend& backend, const device_spec& device) {
-  auto text = backend.describe();
-  if (device.copy_bandwidth.how == copy_rate::mode::matched) {
-    text += ", copy bandwidth matched to a V100 over PCIe 3.0 (GEMM " +
-            std::to_string(std::lround(torch_support::measured_gemm_flops() / 1e9)) +
-            " GFLOP/s on one core)";
-  }
-  return text;
-}
-
-}  // namespace
-
 run_result run_workload(const workload& spec, const run_options& options) {
   validate_training_workload(spec, options);
-  const auto budget = budget_of(spec, options.overrides);
   std::vector<models::model_options> model_options;
   for (const auto& job : spec.jobs) model_options.push_back(to_model_options(spec, job));
   // The jobs as they run: with --planner in place of their own planners.
   std::vector<job_spec> jobs = spec.jobs;
   for (auto& job : jobs) job.planner = planner_of(job, options.overrides);
 
-  device::cpu_backend backend(
-      {.memory_limit = 0, .copy_bandwidth = copy_bandwidth_of(spec.device)});
-  memory::pool_options pool_settings;
-  pool_settings.capacity = spec.device.capacity;
-  pool_settings.budget = budget;
-  if (spec.device.region_size != 0) pool_settings.region_size = spec.device.region_size;
-  // What the pool reports (a refused free, tensors a job left behind) goes to the results as well
-  // as to stderr: a run that printed one is not a healthy run. Declared before the pool, which
-  // may still report while it is destroyed.
-  std::mutex warnings_mutex;
-  std::vector<std::string> warnings;
-  memory::device_pool pool(backend, pool_settings);
-  pool.set_diagnostic_handler([&](const std::string& message) {
-    std::fprintf(stderr, "tandem: %s\n", message.c_str());
-    std::lock_guard lock(warnings_mutex);
-    warnings.push_back(message);
-  });
-  const auto origin = std::chrono::steady_clock::now();  // time zero of every report
-  const auto policy = schedule::make_policy(policy_name(spec, options.overrides),
-                                            policy_context_of(spec, options.overrides, budget));
-  const auto capabilities = schedule::capabilities_of(*policy);
-  memory_monitor monitor(
-      options.timeline, origin, options.record_allocations,
-      capabilities.groups != nullptr && capabilities.groups->wants_memory_events());
-  pool.set_trace_sink(&monitor);
-  torch_support::cpu_allocator_scope allocator(pool);
-  if (capabilities.progress != nullptr) capabilities.progress->set_progress_source(&monitor);
-  policy_gate gate(*policy, pool, spec.jobs.size(), origin);
-  // Memory waits: an allocation the budget refuses waits for returns or a budget change
-  // instead of failing, except under the baselines whose point is to fail (spatial, static); a
-  // policy that judges region borrows (scrooge) sees every one. Unset before the policy goes:
-  // the pool returns regions when it is destroyed.
-  std::optional<region_waiter> waiter;
-  if (capabilities.oom_baseline == nullptr) waiter.emplace(capabilities.borrows, gate);
-  const borrow_gate_installation installed{pool, waiter ? &*waiter : nullptr};
-  device::copy_channel copies(backend);
-  detail::training_context context{
-      backend, pool, gate, monitor, options.faults, copies, copy_bandwidth_of(spec.device)};
+  detail::shared_device device({.spec = &spec,
+                                .overrides = options.overrides,
+                                .expected_jobs = spec.jobs.size(),
+                                .timeline = options.timeline,
+                                .record_allocations = options.record_allocations,
+                                .faults = &options.faults});
+  auto& pool = device.pool();
+  auto& monitor = device.monitor();
+  auto& gate = device.gate();
+  auto& context = device.context();
   // Runs at once if the stop came already; unregistered (waiting for a call under way) before
   // the gate goes.
   const std::stop_callback stop_jobs(options.stop, [&gate] { gate.stop(); });
@@ -322,44 +261,13 @@ run_result run_workload(const workload& spec, const run_options& options) {
     }
     for (auto& thread : threads) thread.join();
   }
-  pool.set_trace_sink(nullptr);
-  if (const auto left = pool.stats(); left.reserved_bytes != 0 || left.live_bytes != 0) {
-    warnings.push_back("after every job left, the pool still holds " +
-                       format_bytes(left.reserved_bytes) + " of regions (" +
-                       format_bytes(left.live_bytes) + " live)");
-  }
+  std::vector<std::int64_t> ids;
   for (std::size_t j = 0; j < results.size(); ++j) {
-    if (progress[j].job.load() < 0) results[j] = never_arrived(spec.jobs[j]);
+    ids.push_back(progress[j].job.load());
+    if (ids.back() < 0) results[j] = never_arrived(spec.jobs[j]);
   }
-
-  run_result run;
-  run.workload = spec.source;
-  run.policy = policy->name();
-  run.device = describe_device(backend, spec.device);
-  run.capacity_bytes = pool.stats().capacity;
-  run.budget_bytes = budget;
-  const auto stats = pool.stats();
-  run.peak_live_bytes = stats.peak_live_bytes;
-  run.peak_reserved_bytes = stats.peak_reserved_bytes;
-  if (capabilities.statistics != nullptr) {
-    for (std::size_t j = 0; j < results.size(); ++j) {
-      const auto id = progress[j].job.load();
-      if (id >= 0) {
-        results[j].policy_stats =
-            capabilities.statistics->job_statistics(static_cast<schedule::job_id>(id));
-      }
-    }
-    run.policy_stats = capabilities.statistics->system_statistics();
-  }
-  run.switches = gate.switch_latency();
-  {
-    std::lock_guard lock(warnings_mutex);
-    run.warnings = std::move(warnings);
-  }
-  run.jobs = std::move(results);
-  summarize_run(run);
+  auto run = device.finish(spec.source, std::move(results), ids);
   run.budget_changes = std::move(budget_changes);
-  run.stopped = run.stopped_jobs() > 0;
   return run;
 }
 

@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "fault_hook.hpp"
+#include "group_gate.hpp"
+#include "iteration_runner.hpp"
 #include "planned_training.hpp"
 #include "sequence_recording.hpp"
 #include "tandem/common/error.hpp"
@@ -113,204 +115,6 @@ class server {
   const job_spec& spec_;
   std::unique_ptr<models::model> model_;
   std::uint64_t batch_seed_;
-};
-
-/// RecordFunction::name() is a const char* in libtorch 1.13 and 2.x; this takes any string-like
-/// result in case a release changes it.
-template <typename Name>
-std::string to_std_string(const Name& name) {
-  return std::string(std::string_view(name));
-}
-
-/// The autograd engine wraps each backward node it runs as
-/// "autograd::engine::evaluate_function: AddmmBackward0": the node names the operation.
-std::string operation_name(std::string name) {
-  constexpr std::string_view engine = "autograd::engine::evaluate_function: ";
-  if (name.starts_with(engine)) name.erase(0, engine.size());
-  return name;
-}
-
-/// Records the top-level operations run on the thread that made it, while it lives: forward ops,
-/// the autograd nodes of the backward pass (which libtorch runs on the calling thread for CPU
-/// tensors), optimizer ops. Nested calls (aten::conv2d's aten::convolution...) are part of
-/// their outer op. Its callback is installed only while it lives, so jobs that do not record
-/// pay nothing.
-class operation_recorder {
- public:
-  operation_recorder() : origin_(clock::now()) {
-    TANDEM_ASSERT(active_ == nullptr, "one operation recorder per thread at a time");
-    active_ = this;
-    operations_.reserve(1024);
-    handle_ = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(&on_start, &on_end)
-            .needsInputs(false)
-            .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
-  }
-  ~operation_recorder() {
-    at::removeCallback(handle_);
-    active_ = nullptr;
-  }
-  operation_recorder(const operation_recorder&) = delete;
-  operation_recorder& operator=(const operation_recorder&) = delete;
-
-  /// The operations so far, in order of start, times relative to the recorder's creation.
-  [[nodiscard]] std::vector<operation_record> take() { return std::move(operations_); }
-
- private:
-  using clock = std::chrono::steady_clock;
-
-  [[nodiscard]] double now_s() const {
-    return std::chrono::duration<double>(clock::now() - origin_).count();
-  }
-
-  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-    // libtorch carries thread-local callbacks to the threads it hands work to (autograd device
-    // threads, at::launch); those have no recorder, so only the job's own thread records.
-    auto* self = active_;
-    if (self != nullptr && self->depth_++ == 0) {
-      self->current_.name = operation_name(to_std_string(fn.name()));
-      self->current_.start_s = self->now_s();
-    }
-    return nullptr;
-  }
-
-  static void on_end(const at::RecordFunction& /*fn*/, at::ObserverContext* /*context*/) {
-    auto* self = active_;
-    if (self == nullptr || self->depth_ == 0) return;  // started before the recorder
-    if (--self->depth_ == 0) {
-      self->current_.duration_s = self->now_s() - self->current_.start_s;
-      self->operations_.push_back(std::move(self->current_));
-    }
-  }
-
-  static thread_local operation_recorder* active_;
-  clock::time_point origin_;
-  int depth_ = 0;  ///< operations open on this thread
-  operation_record current_;
-  std::vector<operation_record> operations_;
-  at::CallbackHandle handle_ = at::INVALID_CALLBACK_HANDLE;
-};
-
-thread_local operation_recorder* operation_recorder::active_ = nullptr;
-
-/// Operations are recorded with the allocations, in the last iteration only: the callbacks
-/// slow ops a little, and the other iterations' times stay as they would be unrecorded. A job
-/// run for a duration has no known last iteration, so each of its iterations records.
-bool records_operations(const job_spec& spec, std::int64_t iteration,
-                        const memory_monitor& monitor) {
-  if (!monitor.records_allocations()) return false;
-  if (!spec.iterations) return true;
-  // An inference job's iteration 0 is its warm-up: request k is iteration k.
-  const auto last = spec.kind == job_kind::inference ? *spec.iterations : *spec.iterations - 1;
-  return iteration == last;
-}
-
-/// Waits at the policy's group boundaries (Waterwave's NodeGroup): counts the job thread's
-/// allocations from the iteration's start and, at the allocation that opens a group, makes the
-/// memory the job freed usable by others (the pool's SyncAndCoalesce), then waits until the
-/// policy lets the job into that group. The wait happens on the job's own thread, inside the
-/// allocation that would take the group's memory: on the CPU backend autograd runs there too,
-/// so the backward pass is gated the same way; no thread other jobs need is ever blocked.
-class group_gate final : public torch_support::allocation_hook {
- public:
-  group_gate(policy_gate& gate, memory::device_pool& pool, memory::job_id job)
-      : gate_(gate), pool_(pool), job_(job) {}
-
-  void begin_iteration() {
-    boundaries_ = gate_.group_boundaries(job_);
-    allocations_ = 0;
-    next_ = 0;
-    active_ = true;
-  }
-  /// Ends the iteration's gating; returns whether it had groups.
-  bool end_iteration() {
-    active_ = false;
-    return !boundaries_.empty();
-  }
-  [[nodiscard]] double waited_s() const { return waited_s_; }
-
-  void before_allocation(std::size_t bytes) override {
-    // The pool makes nothing for an empty tensor, so the memory events the groups were cut
-    // from do not count one either.
-    if (!active_ || bytes == 0) return;
-    if (next_ < boundaries_.size() && allocations_ == boundaries_[next_]) {
-      pool_.synchronize(job_);
-      ++next_;
-      waited_s_ += gate_.wait_for_group(job_, next_);
-    }
-    ++allocations_;
-  }
-
- private:
-  policy_gate& gate_;
-  memory::device_pool& pool_;
-  memory::job_id job_;
-  std::vector<std::size_t> boundaries_;
-  std::size_t allocations_ = 0;
-  std::size_t next_ = 0;
-  bool active_ = false;
-  double waited_s_ = 0;
-};
-
-/// Runs and measures one iteration of a job (a training step, a warm-up, a request): the
-/// memory window, the operations, the classifier, the group gating and the report. Both kinds
-/// of job go through it, so a policy sees their iterations measured the same way.
-class iteration_runner {
- public:
-  /// `classifier`: the one the job's binding uses, or nullptr when it uses none.
-  iteration_runner(const job_spec& spec, memory::job_id id, training_context& context,
-                   memory::tensor_classifier* classifier, group_gate& groups, job_result& result)
-      : spec_(spec),
-        id_(id),
-        context_(context),
-        classifier_(classifier),
-        groups_(groups),
-        result_(result) {}
-
-  /// Runs `step` as iteration `iteration`, started (let start by the gate) at `start_s`.
-  template <typename Step>
-  schedule::iteration_report run(std::int64_t iteration, double start_s, Step&& step) {
-    context_.monitor.restart_peak_window(id_);
-    // Made right after the window starts: operation times share the allocations' origin
-    // (to a few microseconds).
-    std::optional<operation_recorder> recorder;
-    if (records_operations(spec_, iteration, context_.monitor)) recorder.emplace();
-    // The first iteration is not shown to the classifier: it alone makes the optimizer's state
-    // (and whatever libtorch builds lazily on a first pass), so its allocation sequence matches
-    // no later one (learned from it, Adam's later temporaries would take the state's positions
-    // and sizes, and be tagged persistent). The second learns; the later ones get the learned
-    // kinds.
-    const bool classified = classifier_ != nullptr && iteration > 0;
-    if (classified) classifier_->begin_iteration();
-    groups_.begin_iteration();
-    std::forward<Step>(step)();
-    auto operations = recorder ? recorder->take() : std::vector<operation_record>{};
-    recorder.reset();
-    if (classified) classifier_->end_iteration();
-    // A gated job's last group ends here: its frees must reach the others as at every
-    // boundary. Otherwise what is already complete is enough.
-    if (groups_.end_iteration()) {
-      context_.pool.synchronize(id_);
-    } else {
-      context_.pool.poll(id_);
-    }
-    auto measured = context_.monitor.restart_window(id_);
-    schedule::iteration_report report{start_s, context_.gate.now(), measured.peak_live_bytes,
-                                      std::move(measured.held), std::move(measured.memory)};
-    if (context_.monitor.records_allocations()) {
-      result_.last_iteration =
-          iteration_detail{std::move(measured.allocations), report.held, std::move(operations)};
-    }
-    return report;
-  }
-
- private:
-  const job_spec& spec_;
-  memory::job_id id_;
-  training_context& context_;
-  memory::tensor_classifier* classifier_;
-  group_gate& groups_;
-  job_result& result_;
 };
 
 /// What the job holds between iterations: its weights, buffers and optimizer state.
@@ -521,26 +325,14 @@ job_result result_for(const job_spec& spec) {
   return result;
 }
 
-job_result train(const job_spec& spec, const models::model_options& model_options,
-                 memory::job_id id, double arrival_s, training_context& context,
-                 job_progress& progress) noexcept {
-  auto result = result_for(spec);
-  result.arrival_s = arrival_s;
+void leave(const job_spec& spec, memory::job_id id, training_context& context,
+           std::unique_ptr<device::stream>& stream, job_result& result) noexcept {
   auto& gate = context.gate;
-  std::unique_ptr<device::stream> stream;
-  try {
-    stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
-    // Its own thread, ended before the pool forgets the job: see run_job.
-    std::thread worker(
-        [&] { run_job(spec, model_options, id, context, *stream, progress, result); });
-    worker.join();
-  } catch (const std::exception& e) {
-    result.status = job_status::failed;
-    result.error = std::string("starting the job: ") + e.what();
-  }
   // Memory released and departure reported as one step of the gate: no other job's gate call
   // sees this job gone from the pool but still present to the policy.
+  bool released = false;
   const auto release = [&] {
+    released = true;
     const auto stats = context.pool.stats(id);
     result.peak_live_bytes = stats.peak_live_bytes;
     result.peak_reserved_bytes = stats.peak_reserved_bytes;
@@ -553,6 +345,9 @@ job_result train(const job_spec& spec, const models::model_options& model_option
   };
   try {
     gate.depart(id, release);
+    // A job the policy saw leave already (a user's loop that failed, library API) still leaves
+    // the pool here.
+    if (!released) release();
   } catch (const std::exception& e) {
     if (result.error.empty()) result.error = std::string("leaving: ") + e.what();
     result.status = job_status::failed;
@@ -564,10 +359,29 @@ job_result train(const job_spec& spec, const models::model_options& model_option
         "must hold the job's vanilla peak once (tandem plan shows it)";
   }
   result.end_s = gate.now();
+  summarize(result, spec);
+}
+
+job_result train(const job_spec& spec, const models::model_options& model_options,
+                 memory::job_id id, double arrival_s, training_context& context,
+                 job_progress& progress) noexcept {
+  auto result = result_for(spec);
+  result.arrival_s = arrival_s;
+  std::unique_ptr<device::stream> stream;
+  try {
+    stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
+    // Its own thread, ended before the pool forgets the job: see run_job.
+    std::thread worker(
+        [&] { run_job(spec, model_options, id, context, *stream, progress, result); });
+    worker.join();
+  } catch (const std::exception& e) {
+    result.status = job_status::failed;
+    result.error = std::string("starting the job: ") + e.what();
+  }
+  leave(spec, id, context, stream, result);
   progress.now = result.status == job_status::completed ? phase::completed
                  : result.status == job_status::stopped ? phase::stopped
                                                         : phase::failed;
-  summarize(result, spec);
   return result;
 }
 

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "tandem/device/backend.hpp"
 #include "tandem/device/copy_channel.hpp"
@@ -48,6 +49,13 @@ struct training_context {
 
 /// A result that names the job as the workload describes it, with nothing measured yet.
 [[nodiscard]] job_result result_for(const job_spec& spec);
+
+/// The job leaves the device: its memory released and its departure reported as one step of the
+/// gate (no other job's gate call sees it gone from the pool but still present to the policy),
+/// then its stream destroyed (the pool may use it until it forgets the job); fills the result's
+/// memory measures, end and summary. A failure to leave closes the gate. Never throws.
+void leave(const job_spec& spec, memory::job_id id, training_context& context,
+           std::unique_ptr<device::stream>& stream, job_result& result) noexcept;
 
 /// Runs `spec` as pool job `id` (registered with the pool and arrived at the gate): trains it,
 /// or serves its requests when it is an inference job, until it completes or fails, then

@@ -530,6 +530,23 @@ workload parse_workload(std::string_view text, const std::string& source,
   return out;
 }
 
+workload parse_device_and_policy(std::string_view text, const std::string& source,
+                                 const workload_vocabulary& vocabulary) {
+  const reader in(source);
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    in.fail(e.source().begin.line, std::string("not valid TOML: ") + std::string(e.description()));
+  }
+  in.check_keys(root, {"device", "policy"}, "the runtime's options");
+  workload out;
+  out.source = source;
+  out.device = read_device(in, root);
+  out.policy = read_policy(in, root, vocabulary);
+  return out;
+}
+
 workload load_workload(const std::filesystem::path& path, const workload_vocabulary& vocabulary) {
   const input_file_kind kind{"workload file", max_workload_file_bytes,
                              "check the path (examples/ has some to start from)"};

@@ -106,6 +106,11 @@ models::option_values model_option_values(const workload& spec, const job_spec& 
   return values;
 }
 
+void validate_device_and_policy(const workload& spec, const policy_overrides& overrides) {
+  check_device(spec, overrides);
+  validate_policy(spec, overrides);
+}
+
 void validate_workload(const workload& spec, const policy_overrides& overrides) {
   TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
                  spec.source + ": the workload has no jobs; add a [[job]] table");
@@ -113,8 +118,7 @@ void validate_workload(const workload& spec, const policy_overrides& overrides) 
                  spec.source + ": the workload has " + std::to_string(spec.jobs.size()) +
                      " jobs; tandem takes at most " + std::to_string(max_jobs) +
                      " in one workload: split it into several");
-  check_device(spec, overrides);
-  validate_policy(spec, overrides);
+  validate_device_and_policy(spec, overrides);
   if (overrides.planner) {
     const auto known = footprint::planner_names();
     TANDEM_EXPECTS(

@@ -124,6 +124,10 @@ struct workload_vocabulary {
 /// Throws config_error "FILE:LINE: problem; hint" for any invalid input.
 [[nodiscard]] workload parse_workload(std::string_view text, const std::string& source,
                                       const workload_vocabulary& vocabulary);
+/// A device and a policy without jobs: [device] and [policy] as a workload file has them, read
+/// by the same code (the library API's runtime options). Throws config_error as parse_workload.
+[[nodiscard]] workload parse_device_and_policy(std::string_view text, const std::string& source,
+                                               const workload_vocabulary& vocabulary);
 [[nodiscard]] workload load_workload(const std::filesystem::path& path,
                                      const workload_vocabulary& vocabulary);
 

@@ -24,6 +24,10 @@ namespace tandem::runtime {
 /// Throws config_error "FILE:LINE: problem; hint".
 void validate_workload(const workload& spec, const policy_overrides& overrides);
 
+/// The device and policy parts of validate_workload alone: what a runtime of the library API,
+/// whose jobs join later, is checked for.
+void validate_device_and_policy(const workload& spec, const policy_overrides& overrides);
+
 /// The job's [job.model_options] as numbers. Throws config_error at the option's line for one
 /// that is not a number.
 [[nodiscard]] models::option_values model_option_values(const workload& spec, const job_spec& job);

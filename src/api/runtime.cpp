@@ -1,0 +1,440 @@
+#include "tandem/api/runtime.hpp"
+
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "../runtime/group_gate.hpp"
+#include "../runtime/iteration_runner.hpp"
+#include "../runtime/shared_device.hpp"
+#include "../runtime/training_job.hpp"
+#include "tandem/common/units.hpp"
+#include "tandem/memory/tensor_classifier.hpp"
+#include "tandem/runtime/session.hpp"
+#include "tandem/runtime/workload_validation.hpp"
+#include "tandem/torch/job_binding.hpp"
+
+namespace tandem::api {
+
+namespace {
+
+using memory::alloc_kind;
+
+constexpr const char* options_source = "tandem runtime options";
+
+/// `text` as a TOML basic string.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + '"';
+}
+
+/// The options as a workload's [device] and [policy] tables, read by the workload's own code so
+/// that the keys mean what they mean there. Messages name the option, not a line of this text.
+tandem::runtime::workload workload_of(const runtime_options& options) {
+  TANDEM_EXPECTS(!options.budget.empty(), config_error,
+                 "runtime options: budget is required, e.g. budget = \"1GiB\"");
+  try {  // checked here, so that a bad budget is not blamed on the capacity it defaults
+    static_cast<void>(parse_bytes(options.budget));
+  } catch (const config_error& e) {
+    throw config_error(std::string("runtime options: budget: ") + e.what());
+  }
+  std::ostringstream text;
+  text << "[device]\nkind = " << quoted(options.device)
+       << "\ncapacity = " << quoted(options.capacity.empty() ? options.budget : options.capacity)
+       << "\nbudget = " << quoted(options.budget)
+       << "\ncopy_bandwidth = " << quoted(options.copy_bandwidth) << '\n';
+  if (!options.region_size.empty()) text << "region_size = " << quoted(options.region_size) << '\n';
+  text << "[policy]\nname = " << quoted(options.policy) << '\n';
+  for (const auto& [key, value] : options.policy_options) {
+    std::ostringstream number;
+    number.precision(17);
+    number << value;
+    auto written = number.str();
+    if (written.find_first_of(".eE") == std::string::npos &&
+        written.find("inf") == std::string::npos && written.find("nan") == std::string::npos) {
+      written += ".0";  // a TOML float, which option tables read as a number like an integer
+    }
+    text << quoted(key) << " = " << written << '\n';
+  }
+  try {
+    auto spec = tandem::runtime::parse_device_and_policy(text.str(), options_source,
+                                                         tandem::runtime::training_vocabulary());
+    tandem::runtime::validate_device_and_policy(spec, {});
+    return spec;
+  } catch (const config_error& e) {
+    // "SOURCE:LINE: message": the line is of the text above, which the caller never saw.
+    std::string message = e.what();
+    const std::string prefix = std::string(options_source) + ":";
+    if (message.starts_with(prefix)) {
+      const auto colon = message.find(": ", prefix.size());
+      if (colon != std::string::npos) message = message.substr(colon + 2);
+    }
+    throw config_error("runtime options: " + message);
+  }
+}
+
+}  // namespace
+
+/// The device, and what every job that joined and left measured, in the order they joined.
+struct runtime::shared {
+  tandem::runtime::workload spec;
+  std::unique_ptr<tandem::runtime::detail::shared_device> device;
+  mutable std::mutex mutex;
+  std::vector<std::string> names;                                   ///< every job that joined
+  std::vector<std::int64_t> ids;                                    ///< their pool ids
+  std::vector<std::optional<tandem::runtime::job_result>> results;  ///< once each left
+  std::vector<std::thread::id> threads;                             ///< joined and not yet left
+
+  ~shared() {
+    if (device == nullptr) return;
+    if (const auto live = device->pool().stats().live_bytes; live != 0) {
+      // Tensors the user still holds point into the pool's memory: keep it, so they stay valid.
+      std::fprintf(stderr,
+                   "tandem: %s of tensors made under the runtime outlived it; their memory is "
+                   "kept (leaked) so that they stay valid; drop them before the runtime\n",
+                   format_bytes(live).c_str());
+      device->uninstall_allocator();
+      static_cast<void>(device.release());
+    }
+  }
+};
+
+struct job::state {
+  std::shared_ptr<runtime::shared> owner;
+  std::size_t slot = 0;  ///< in owner's lists
+  tandem::runtime::job_spec spec;
+  memory::job_id id = 0;
+  std::thread::id thread;
+  std::unique_ptr<device::stream> stream;
+  memory::tensor_classifier classifier;
+  std::optional<tandem::runtime::detail::group_gate> groups;
+  std::unique_ptr<torch_support::job_binding> binding;
+  std::optional<tandem::runtime::detail::iteration_runner> runner;
+  /// The default kind of what an iteration allocates; the classifier learns better ones.
+  std::optional<torch_support::kind_scope> iteration_kind;
+  tandem::runtime::job_result result;
+  bool in_iteration = false;
+  bool left = false;
+  bool any_loss = false;
+  double start_s = 0;
+  double loss = 0;
+
+  [[nodiscard]] tandem::runtime::detail::training_context& context() const {
+    return owner->device->context();
+  }
+
+  /// Ends the job's life as the policy sees it (stopped or failed), so that nobody waits on it;
+  /// it leaves the pool once the job itself goes, after the user's tensors, which it outlives.
+  void stop_with(tandem::runtime::job_status status, const std::string& why) {
+    result.status = status;
+    result.error = why;
+    runner.reset();
+    context().gate.depart(id);
+  }
+
+  void expect_own_thread(const char* what) const {
+    TANDEM_EXPECTS(std::this_thread::get_id() == thread, usage_error,
+                   "job '" + spec.name + "': " + what +
+                       " from a thread other than the one that joined; a job's calls belong to "
+                       "its thread (its tensors are tied to the job through it)");
+  }
+};
+
+// ---- persistent_scope
+
+persistent_scope::persistent_scope()
+    : scope_(std::make_unique<torch_support::kind_scope>(alloc_kind::persistent)) {}
+
+persistent_scope::~persistent_scope() = default;
+
+// ---- iteration_scope
+
+iteration_scope::iteration_scope(job& owner)
+    : job_(&owner), exceptions_(std::uncaught_exceptions()) {}
+
+iteration_scope::iteration_scope(iteration_scope&& other) noexcept
+    : job_(other.job_), exceptions_(other.exceptions_) {
+  other.job_ = nullptr;
+}
+
+iteration_scope::~iteration_scope() {
+  if (job_ == nullptr) return;
+  std::optional<std::string> failure;
+  if (std::uncaught_exceptions() > exceptions_) {
+    failure = "an exception left iteration " + std::to_string(job_->iterations());
+  }
+  try {
+    job_->end_iteration(*this, failure);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tandem: ending an iteration of job '%s': %s\n", job_->name().c_str(),
+                 e.what());
+  }
+}
+
+void iteration_scope::report_loss(double loss) {
+  TANDEM_EXPECTS(job_ != nullptr, usage_error, "report_loss on an iteration already ended");
+  job_->state_->loss = loss;
+  job_->state_->any_loss = true;
+}
+
+void iteration_scope::end() {
+  TANDEM_EXPECTS(job_ != nullptr, usage_error, "end on an iteration already ended");
+  auto* owner = std::exchange(job_, nullptr);
+  owner->end_iteration(*this, std::nullopt);
+}
+
+void iteration_scope::fail(const std::string& reason) {
+  TANDEM_EXPECTS(job_ != nullptr, usage_error, "fail on an iteration already ended");
+  auto* owner = std::exchange(job_, nullptr);
+  owner->end_iteration(*this, reason);
+}
+
+// ---- job
+
+job::job(std::unique_ptr<state> s) : state_(std::move(s)) {}
+
+job::job(job&& other) noexcept = default;
+
+job::~job() {
+  if (state_ == nullptr || state_->left) return;
+  try {
+    leave();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tandem: job '%s' could not leave: %s\n", state_->spec.name.c_str(),
+                 e.what());
+  }
+}
+
+const std::string& job::name() const {
+  return state_->spec.name;
+}
+
+std::int64_t job::iterations() const {
+  return static_cast<std::int64_t>(state_->result.iteration_log.size());
+}
+
+iteration_scope job::iteration() {
+  auto& s = *state_;
+  s.expect_own_thread("iteration()");
+  TANDEM_EXPECTS(
+      !s.left && s.result.status == tandem::runtime::job_status::completed, usage_error,
+      "job '" + s.spec.name + "' has left the runtime" +
+          (s.result.status != tandem::runtime::job_status::completed ? " (" + s.result.error + ")"
+                                                                     : std::string()) +
+          "; join again to train more");
+  TANDEM_EXPECTS(!s.in_iteration, usage_error,
+                 "job '" + s.spec.name + "': an iteration is already under way; end it first");
+  auto& context = s.context();
+  try {
+    s.result.wait_s += context.gate.wait_for_start(s.id);
+  } catch (const tandem::runtime::run_stopped& e) {
+    s.stop_with(tandem::runtime::job_status::stopped, e.what());
+    throw;
+  } catch (const std::exception& e) {
+    s.stop_with(tandem::runtime::job_status::failed, e.what());
+    throw;
+  }
+  s.start_s = context.gate.now();
+  if (s.result.iteration_log.empty()) s.result.first_start_s = s.start_s;
+  s.in_iteration = true;
+  s.any_loss = false;
+  s.loss = 0;
+  s.iteration_kind.emplace(alloc_kind::feature_map);
+  s.runner->begin(iterations());
+  return iteration_scope(*this);
+}
+
+void job::end_iteration(iteration_scope& /*scope*/, std::optional<std::string> failure) {
+  auto& s = *state_;
+  if (!s.in_iteration) return;
+  s.expect_own_thread("ending an iteration");
+  s.in_iteration = false;
+  s.iteration_kind.reset();
+  if (failure) {
+    // The policy sees the job leave now, so that nobody waits on it; the pool, once the job
+    // itself goes (after the user's tensors, which it outlives), in leave().
+    s.stop_with(tandem::runtime::job_status::failed, *failure);
+    return;
+  }
+  const auto report = s.runner->end(s.start_s);
+  // What the job holds between iterations, measured while it still holds it (its model is gone
+  // by the time the job leaves).
+  s.result.persistent_bytes =
+      s.context().pool.stats(s.id).by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
+  s.result.iteration_log.push_back({report.start_s, report.end_s, s.loss, report.peak_bytes});
+  s.context().gate.finish_iteration(s.id, report);
+}
+
+persistent_scope job::persistent() {
+  state_->expect_own_thread("persistent()");
+  TANDEM_EXPECTS(!state_->left, usage_error, "job '" + state_->spec.name + "' has left");
+  return persistent_scope();
+}
+
+void job::fail(const std::string& reason) {
+  auto& s = *state_;
+  if (s.left) return;
+  s.result.status = tandem::runtime::job_status::failed;
+  s.result.error = reason;
+  leave();
+}
+
+void job::leave() {
+  auto& s = *state_;
+  if (s.left) return;
+  const bool own_thread = std::this_thread::get_id() == s.thread;
+  s.left = true;
+  if (s.in_iteration) {
+    // Left mid-iteration (from a destructor during unwinding, or fail()): the iteration failed.
+    s.in_iteration = false;
+    s.iteration_kind.reset();
+    if (s.result.status == tandem::runtime::job_status::completed) {
+      s.result.status = tandem::runtime::job_status::failed;
+      s.result.error = "the job left during iteration " + std::to_string(iterations());
+    }
+  }
+  s.runner.reset();
+  if (own_thread) {
+    s.binding.reset();
+  } else {
+    // The binding belongs to the joining thread's stack of bindings; undoing it here would
+    // corrupt this thread's. That thread's later allocations fail with a clear error instead.
+    std::fprintf(stderr, "tandem: job '%s' left from a thread other than the one that joined\n",
+                 s.spec.name.c_str());
+    static_cast<void>(s.binding.release());
+  }
+  if (s.groups) s.result.wait_s += s.groups->waited_s();
+  tandem::runtime::detail::leave(s.spec, s.id, s.context(), s.stream, s.result);
+  if (!s.any_loss && s.result.iteration_log.empty()) {
+    s.result.first_loss.reset();
+    s.result.last_loss.reset();
+  }
+  std::lock_guard lock(s.owner->mutex);
+  s.owner->results[s.slot] = s.result;
+  s.owner->threads[s.slot] = std::thread::id();
+}
+
+// ---- runtime
+
+runtime::runtime(const runtime_options& options) : shared_(std::make_shared<shared>()) {
+  TANDEM_EXPECTS(options.policy != "static" || options.expected_jobs != 0, config_error,
+                 "runtime options: policy static splits the budget into one partition per job; "
+                 "set expected_jobs to the number of jobs that will join");
+  shared_->spec = workload_of(options);
+  shared_->device = std::make_unique<tandem::runtime::detail::shared_device>(
+      tandem::runtime::detail::shared_device_options{.spec = &shared_->spec,
+                                                     .overrides = {},
+                                                     .expected_jobs = options.expected_jobs,
+                                                     .timeline = options.timeline,
+                                                     .record_allocations = false,
+                                                     .faults = nullptr});
+}
+
+runtime::~runtime() = default;
+
+job runtime::join(const std::string& name, const job_options& options) {
+  TANDEM_EXPECTS(!name.empty(), usage_error, "join: a job needs a name");
+  TANDEM_EXPECTS(options.batch_size >= 0, usage_error,
+                 "join: batch_size must be 0 (not counted) or more, not " +
+                     std::to_string(options.batch_size));
+  TANDEM_EXPECTS(!options.iterations || *options.iterations > 0, usage_error,
+                 "join: iterations, when given, must be above 0");
+  auto& device = *shared_->device;
+  TANDEM_EXPECTS(!device.gate().stop_requested(), usage_error,
+                 "join: the runtime was stopped; no job joins after stop()");
+  auto s = std::make_unique<job::state>();
+  s->owner = shared_;
+  s->thread = std::this_thread::get_id();
+  {
+    std::lock_guard lock(shared_->mutex);
+    for (std::size_t j = 0; j < shared_->names.size(); ++j) {
+      TANDEM_EXPECTS(shared_->names[j] != name, usage_error,
+                     "join: a job named '" + name + "' already joined; give each job its own name");
+      TANDEM_EXPECTS(shared_->threads[j] != s->thread, usage_error,
+                     "join: this thread is already job '" + shared_->names[j] +
+                         "'; leave it first, or join from another thread");
+    }
+    s->slot = shared_->names.size();
+    shared_->names.push_back(name);
+    shared_->ids.push_back(-1);
+    shared_->results.emplace_back();
+    shared_->threads.push_back(s->thread);
+  }
+  auto& spec = s->spec;
+  spec.name = name;
+  spec.model = options.model;
+  spec.batch_size = options.batch_size;
+  spec.iterations = options.iterations;
+  spec.priority = options.priority;
+  s->result = tandem::runtime::detail::result_for(spec);
+  auto& context = device.context();
+  try {
+    s->stream = context.backend.create_stream(name, device::stream_kind::compute);
+    s->id = device.pool().add_job(name);
+  } catch (...) {
+    std::lock_guard lock(shared_->mutex);
+    shared_->threads[s->slot] = std::thread::id();
+    throw;
+  }
+  device.monitor().name_job(s->id, name);
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->ids[s->slot] = static_cast<std::int64_t>(s->id);
+  }
+  s->result.arrival_s = device.gate().now();
+  device.gate().arrive(tandem::runtime::job_info_of(spec, s->id, s->result.arrival_s));
+  s->groups.emplace(device.gate(), device.pool(), s->id);
+  s->binding = std::make_unique<torch_support::job_binding>(device.pool(), s->id, *s->stream,
+                                                            &s->classifier, &*s->groups);
+  s->runner.emplace(spec, s->id, context, &s->classifier, *s->groups, s->result);
+  return job(std::move(s));
+}
+
+void runtime::change_budget(std::string_view size) {
+  const auto bytes = parse_bytes(size);
+  auto& device = *shared_->device;
+  TANDEM_EXPECTS(bytes > 0 && bytes <= device.pool().stats().capacity, usage_error,
+                 "change_budget: " + std::string(size) + " must be above 0 and at most the " +
+                     "capacity " + format_bytes(device.pool().stats().capacity));
+  device.gate().change_budget(bytes);
+}
+
+void runtime::stop() {
+  shared_->device->gate().stop();
+}
+
+tandem::runtime::run_result runtime::results() const {
+  std::vector<tandem::runtime::job_result> jobs;
+  std::vector<std::int64_t> ids;
+  bool all_left = true;
+  {
+    std::lock_guard lock(shared_->mutex);
+    for (std::size_t j = 0; j < shared_->results.size(); ++j) {
+      if (!shared_->results[j]) {
+        all_left = false;
+        continue;
+      }
+      jobs.push_back(*shared_->results[j]);
+      ids.push_back(shared_->ids[j]);
+    }
+  }
+  return shared_->device->finish("the library API", std::move(jobs), ids, all_left);
+}
+
+}  // namespace tandem::api

@@ -1,0 +1,29 @@
+#include "group_gate.hpp"
+
+namespace tandem::runtime::detail {
+
+void group_gate::begin_iteration() {
+  boundaries_ = gate_.group_boundaries(job_);
+  allocations_ = 0;
+  next_ = 0;
+  active_ = true;
+}
+
+bool group_gate::end_iteration() {
+  active_ = false;
+  return !boundaries_.empty();
+}
+
+void group_gate::before_allocation(std::size_t bytes) {
+  // The pool makes nothing for an empty tensor, so the memory events the groups were cut from
+  // do not count one either.
+  if (!active_ || bytes == 0) return;
+  if (next_ < boundaries_.size() && allocations_ == boundaries_[next_]) {
+    pool_.synchronize(job_);
+    ++next_;
+    waited_s_ += gate_.wait_for_group(job_, next_);
+  }
+  ++allocations_;
+}
+
+}  // namespace tandem::runtime::detail

@@ -1,0 +1,60 @@
+#pragma once
+// Runs and measures one iteration of a job (a training step, a warm-up, a request, an iteration
+// of a user's own loop): the memory window, the operations, the classifier, the group gating
+// and the report. Every kind of job goes through it, so a policy sees their iterations measured
+// the same way.
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "group_gate.hpp"
+#include "tandem/memory/tensor_classifier.hpp"
+#include "tandem/runtime/results.hpp"
+#include "tandem/runtime/workload.hpp"
+#include "training_job.hpp"
+
+namespace tandem::runtime::detail {
+
+class operation_recorder;
+
+/// Operations are recorded with the allocations, in the last iteration only: the callbacks
+/// slow ops a little, and the other iterations' times stay as they would be unrecorded. A job
+/// run for a duration has no known last iteration, so each of its iterations records.
+[[nodiscard]] bool records_operations(const job_spec& spec, std::int64_t iteration,
+                                      const memory_monitor& monitor);
+
+class iteration_runner {
+ public:
+  /// `classifier`: the one the job's binding uses, or nullptr when it uses none.
+  iteration_runner(const job_spec& spec, memory::job_id id, training_context& context,
+                   memory::tensor_classifier* classifier, group_gate& groups, job_result& result);
+  ~iteration_runner();
+  iteration_runner(const iteration_runner&) = delete;
+  iteration_runner& operator=(const iteration_runner&) = delete;
+
+  /// Starts iteration `iteration` (the gate let it start); the job's thread runs it next.
+  void begin(std::int64_t iteration);
+  /// Ends the iteration begun, started at `start_s`, and returns what it measured.
+  [[nodiscard]] schedule::iteration_report end(double start_s);
+
+  /// Runs `step` as iteration `iteration`, started (let start by the gate) at `start_s`.
+  template <typename Step>
+  schedule::iteration_report run(std::int64_t iteration, double start_s, Step&& step) {
+    begin(iteration);
+    std::forward<Step>(step)();
+    return end(start_s);
+  }
+
+ private:
+  const job_spec& spec_;
+  memory::job_id id_;
+  training_context& context_;
+  memory::tensor_classifier* classifier_;
+  group_gate& groups_;
+  job_result& result_;
+  std::unique_ptr<operation_recorder> recorder_;
+  bool classified_ = false;
+};
+
+}  // namespace tandem::runtime::detail

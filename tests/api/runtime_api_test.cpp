@@ -1,0 +1,240 @@
+// The library API on real libtorch loops written here (not tandem's zoo): jobs join from their
+// own threads, the policy gates their iterations, a failing job leaves its neighbour bitwise
+// as it would be alone, bad use gets clear errors, stop() keeps what was measured.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tandem/api/runtime.hpp"
+
+namespace {
+
+using tandem::api::job;
+using tandem::api::runtime;
+using tandem::runtime::job_status;
+
+struct Mlp : torch::nn::Module {
+  Mlp()
+      : hidden(register_module("hidden", torch::nn::Linear(64, 128))),
+        out(register_module("out", torch::nn::Linear(128, 4))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return out->forward(torch::relu(hidden->forward(x)));
+  }
+  torch::nn::Linear hidden;
+  torch::nn::Linear out;
+};
+
+/// What a user's loop looks like: `fail_at` >= 0 throws inside that iteration.
+std::vector<double> train(runtime& rt, const std::string& name, int iterations, int fail_at = -1) {
+  std::vector<double> losses;
+  auto j = rt.join(
+      name, {.model = "mlp-test", .batch_size = 16, .iterations = iterations, .priority = 0});
+  std::shared_ptr<Mlp> net;
+  std::unique_ptr<torch::optim::SGD> optimizer;
+  {
+    // libtorch's default generator is the process's: seeding and drawing the initial weights is
+    // one step, or two threads would interleave their draws.
+    static std::mutex initialization;
+    const std::lock_guard lock(initialization);
+    torch::manual_seed(3);
+    auto persistent = j.persistent();
+    net = std::make_shared<Mlp>();
+    optimizer =
+        std::make_unique<torch::optim::SGD>(net->parameters(), torch::optim::SGDOptions(0.05));
+  }
+  auto generator = at::detail::createCPUGenerator(11);
+  const auto x = torch::randn({16, 64}, generator);
+  const auto y = torch::randint(0, 4, {16}, generator);
+  for (int i = 0; i < iterations; ++i) {
+    auto step = j.iteration();
+    optimizer->zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+    if (i == fail_at) throw std::runtime_error("injected failure");
+    loss.backward();
+    optimizer->step();
+    losses.push_back(loss.item<double>());
+    step.report_loss(losses.back());
+  }
+  return losses;
+}
+
+tandem::api::runtime_options options(const std::string& policy,
+                                     const std::string& budget = "64MiB") {
+  tandem::api::runtime_options o;
+  o.budget = budget;
+  o.region_size = "2MiB";
+  o.policy = policy;
+  o.expected_jobs = 2;
+  return o;
+}
+
+const tandem::runtime::job_result& named(const tandem::runtime::run_result& run,
+                                         const std::string& name) {
+  for (const auto& j : run.jobs) {
+    if (j.name == name) return j;
+  }
+  throw std::runtime_error("no job " + name);
+}
+
+TEST(RuntimeApi, TwoUserLoopsTrainSideBySideWithinTheBudget) {
+  for (const std::string policy : {"scrooge", "temporal", "nodegroup", "spatial"}) {
+    SCOPED_TRACE(policy);
+    runtime rt(options(policy));
+    std::vector<double> a;
+    std::vector<double> b;
+    std::thread first([&] { a = train(rt, "a", 12); });
+    std::thread second([&] { b = train(rt, "b", 12); });
+    first.join();
+    second.join();
+    const auto run = rt.results();
+    ASSERT_EQ(run.jobs.size(), 2u);
+    for (const auto& j : run.jobs) {
+      EXPECT_EQ(j.status, job_status::completed) << j.error;
+      EXPECT_EQ(j.iterations, 12);
+      ASSERT_TRUE(j.first_loss && j.last_loss);
+      EXPECT_LT(*j.last_loss, *j.first_loss);
+      EXPECT_GT(j.persistent_bytes, 0u);
+      EXPECT_GT(j.samples_per_s, 0);
+    }
+    EXPECT_LE(run.peak_live_bytes, run.budget_bytes);
+    EXPECT_EQ(a, b);  // the same seeds: the same losses, whatever ran beside them
+  }
+}
+
+TEST(RuntimeApi, AFailingJobLeavesItsNeighbourBitwiseAsItWouldBeAlone) {
+  std::vector<double> alone;
+  {
+    runtime rt(options("scrooge"));
+    alone = train(rt, "survivor", 10);
+  }
+  for (const std::string policy : {"scrooge", "spatial"}) {
+    SCOPED_TRACE(policy);
+    runtime rt(options(policy));
+    std::vector<double> beside;
+    std::string failure;
+    std::thread survivor([&] { beside = train(rt, "survivor", 10); });
+    std::thread failing([&] {
+      try {
+        static_cast<void>(train(rt, "failing", 10, 4));
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    });
+    survivor.join();
+    failing.join();
+    EXPECT_EQ(failure, "injected failure");
+    EXPECT_EQ(beside, alone);
+    const auto run = rt.results();
+    EXPECT_EQ(named(run, "survivor").status, job_status::completed);
+    const auto& failed = named(run, "failing");
+    EXPECT_EQ(failed.status, job_status::failed);
+    EXPECT_EQ(failed.iterations, 4);
+    EXPECT_NE(failed.error.find("iteration 4"), std::string::npos) << failed.error;
+    EXPECT_TRUE(run.warnings.empty()) << run.warnings.front();
+  }
+}
+
+TEST(RuntimeApi, BadOptionsAndMisuseGetClearErrors) {
+  const auto message = [](auto&& make) -> std::string {
+    try {
+      make();
+    } catch (const tandem::error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(message([] { runtime rt(tandem::api::runtime_options{}); }).find("budget is required"),
+            std::string::npos);
+  EXPECT_NE(message([] { runtime rt(options("scroge")); }).find("did you mean 'scrooge'"),
+            std::string::npos);
+  const auto unreadable = message([] { runtime rt(options("scrooge", "lots")); });
+  EXPECT_NE(unreadable.find("budget"), std::string::npos) << unreadable;
+  {
+    auto o = options("scrooge");
+    o.policy_options["no_such_option"] = 1;
+    EXPECT_NE(message([&] { runtime rt(o); }).find("no option 'no_such_option'"),
+              std::string::npos);
+  }
+  {
+    auto o = options("static");
+    o.expected_jobs = 0;
+    const auto unsized = message([&] { runtime rt(o); });
+    EXPECT_NE(unsized.find("expected_jobs"), std::string::npos) << unsized;
+  }
+  runtime rt(options("scrooge"));
+  auto j = rt.join("one");
+  EXPECT_NE(message([&] { static_cast<void>(rt.join("two")); }).find("already job 'one'"),
+            std::string::npos);
+  std::string from_other_thread;
+  std::thread other([&] {
+    from_other_thread = message([&] { static_cast<void>(j.iteration()); });
+    EXPECT_NE(message([&] { static_cast<void>(rt.join("one")); }).find("already joined"),
+              std::string::npos);
+  });
+  other.join();
+  EXPECT_NE(from_other_thread.find("thread other than the one that joined"), std::string::npos);
+  {
+    auto step = j.iteration();
+    EXPECT_NE(message([&] { static_cast<void>(j.iteration()); }).find("already under way"),
+              std::string::npos);
+  }
+  j.leave();
+  EXPECT_NE(message([&] { static_cast<void>(j.iteration()); }).find("has left"), std::string::npos);
+  EXPECT_NE(message([&] { rt.change_budget("1TiB"); }).find("at most the capacity"),
+            std::string::npos);
+}
+
+TEST(RuntimeApi, StopEndsEveryLoopAtItsNextIterationAndKeepsWhatWasMeasured) {
+  runtime rt(options("scrooge"));
+  std::atomic<int> done{0};
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(2);
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        static_cast<void>(train(rt, "job" + std::to_string(t), 100000));
+      } catch (const tandem::api::stopped& e) {
+        errors[static_cast<std::size_t>(t)] = e.what();
+      }
+      ++done;
+    });
+  }
+  while (rt.results().jobs.empty() && done == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    break;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  rt.stop();
+  for (auto& thread : threads) thread.join();
+  const auto run = rt.results();
+  ASSERT_EQ(run.jobs.size(), 2u);
+  EXPECT_TRUE(run.stopped);
+  for (const auto& j : run.jobs) {
+    EXPECT_EQ(j.status, job_status::stopped);
+    EXPECT_GT(j.iterations, 0);
+    EXPECT_LT(j.iterations, 100000);
+  }
+  for (const auto& e : errors) EXPECT_FALSE(e.empty());
+}
+
+TEST(RuntimeApi, ALowerBudgetWhileJobsRunMakesThemWaitNotFail) {
+  runtime rt(options("scrooge", "96MiB"));
+  std::thread first([&] { static_cast<void>(train(rt, "a", 30)); });
+  std::thread second([&] { static_cast<void>(train(rt, "b", 30)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  rt.change_budget("4MiB");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  rt.change_budget("96MiB");
+  first.join();
+  second.join();
+  const auto run = rt.results();
+  for (const auto& j : run.jobs) EXPECT_EQ(j.status, job_status::completed) << j.error;
+}
+
+}  // namespace
