@@ -192,17 +192,12 @@ memory_timeline read_timeline(std::istream& in, const std::string& source, doubl
   }
   for (std::size_t b = entered + 1; b < buckets; ++b) snapshot(b);
 
-  // Layers: a kind stays when some job has bytes of it.
+  // Layers: a job's kind stays when the job has bytes of it in some bucket.
   for (std::size_t j = 0; j < jobs; ++j) {
     for (std::size_t k = 0; k < kinds; ++k) {
-      bool used = false;
-      for (std::size_t jj = 0; jj < jobs && !used; ++jj) {
-        const auto& v = values[jj * kinds + k];
-        used = std::any_of(v.begin(), v.end(), [](std::size_t b) { return b != 0; });
-      }
-      if (!used) continue;
-      timeline.layers.push_back(
-          {j, real ? run_kinds[k] : "held", std::move(values[j * kinds + k])});
+      auto& v = values[j * kinds + k];
+      if (std::all_of(v.begin(), v.end(), [](std::size_t b) { return b == 0; })) continue;
+      timeline.layers.push_back({j, real ? run_kinds[k] : "held", std::move(v)});
     }
   }
   if (real) timeline.held_total = std::move(held_total);

@@ -46,8 +46,8 @@ struct memory_timeline {
   std::size_t buckets = 0;  ///< each end_s / buckets long
   std::size_t rows = 0;     ///< rows read
   std::vector<std::string> jobs;
-  /// Jobs in order, and within a job the kinds in the CSV's order; kinds that stay 0 throughout
-  /// for every job are left out.
+  /// Jobs in order, and within a job the kinds in the CSV's order; a job's kind that stays 0
+  /// throughout is left out.
   std::vector<timeline_layer> layers;
   /// A real run's regions held by all jobs, the highest within each bucket; empty for a
   /// simulation (its layers are the regions held).

@@ -24,6 +24,21 @@
 
   // --- formatting: the same as tandem's tables -------------------------------------------------
 
+  /**
+   * `value` with `digits` decimals as C's printf writes it, so that the page shows what tandem's
+   * tables show: toFixed rounds an exact half up (5.125 -> "5.13"), printf to even ("5.12").
+   */
+  function toFixedC(value, digits) {
+    const rounded = value.toFixed(digits);
+    if (!isFinite(value)) return rounded;
+    const exact = Math.abs(value).toFixed(Math.min(100, digits + 60));
+    const dot = exact.indexOf('.');
+    if (!/^50*$/.test(exact.slice(dot + 1 + digits))) return rounded;
+    const kept = exact.slice(0, dot + 1 + digits).replace(/\.$/, '');
+    if (Number(kept[kept.length - 1]) % 2 !== 0) return rounded;  // up is even
+    return (value < 0 ? '-' : '') + kept;
+  }
+
   /** Bytes as tandem's format_bytes writes them: "512 B", "50.27 MiB". */
   function fmtBytes(bytes) {
     if (bytes === null || bytes === undefined) return '-';
@@ -34,11 +49,11 @@
       value /= 1024;
       unit++;
     }
-    return unit === 0 ? String(Math.round(value)) + ' B' : value.toFixed(2) + ' ' + units[unit];
+    return unit === 0 ? String(Math.round(value)) + ' B' : toFixedC(value, 2) + ' ' + units[unit];
   }
   function fmtFixed(value, digits) {
     return value === null || value === undefined || !isFinite(value) ? '-'
-                                                                      : Number(value).toFixed(digits);
+                                                                      : toFixedC(Number(value), digits);
   }
   function fmtSeconds(value) { return value === null || value === undefined ? '-' : fmtFixed(value, 3) + ' s'; }
   /** Short times for axes and tooltips. */
@@ -47,15 +62,15 @@
     if (a === 0) return '0 s';
     if (a < 1e-3) return (s * 1e6).toFixed(0) + ' \u00b5s';
     if (a < 1) return (s * 1e3).toFixed(a < 0.01 ? 2 : 1) + ' ms';
-    if (a < 600) return s.toFixed(a < 10 ? 2 : 1) + ' s';
-    return (s / 60).toFixed(1) + ' min';
+    if (a < 1200) return s.toFixed(a < 10 ? 2 : 1) + ' s';
+    return Number((s / 60).toFixed(1)) + ' min';
   }
   /** A statistic by its name's unit, as tandem's table prints it. */
   function fmtStatistic(name, value) {
     if (value === null || value === undefined) return '-';
     if (typeof value !== 'number') return String(value);
     if (name.endsWith('_bytes')) return fmtBytes(value);
-    if (name.endsWith('_s')) return value.toFixed(3) + ' s';
+    if (name.endsWith('_s')) return toFixedC(value, 3) + ' s';
     return String(Number(value.toPrecision(6)));
   }
 
@@ -253,7 +268,10 @@
     const x = (t) => plot.x + ((t - view.t0) / (view.t1 - view.t0)) * plot.w;
     svg('line', { x1: plot.x, x2: plot.x + plot.w, y1: plot.y + plot.h, y2: plot.y + plot.h,
                   stroke: '#888' }, group);
-    for (const t of ticks(view.t0, view.t1, Math.max(2, Math.floor(plot.w / 90)))) {
+    // Long spans in whole minutes, so that ticks fall on round numbers of the labels' unit.
+    const unit = view.t1 - view.t0 > 1200 ? 60 : 1;
+    const count = Math.max(2, Math.floor(plot.w / 90));
+    for (const t of ticks(view.t0 / unit, view.t1 / unit, count).map((v) => v * unit)) {
       svg('line', { x1: x(t), x2: x(t), y1: plot.y + plot.h, y2: plot.y + plot.h + 4, stroke: '#888' }, group);
       svg('text', { x: x(t), y: plot.y + plot.h + 16, 'text-anchor': 'middle', fill: '#444',
                     text: fmtTime(t) }, group);
@@ -639,7 +657,7 @@
     const served = jobs.filter((job) => job.latency);
     if (served.length) {
       const l = section('Inference latency');
-      const lat = (name) => ({ field: name, title: name.replace('_s', ''), value: (job) => job.latency[name], format: (v) => v === null ? '-' : (v * 1e3).toFixed(2) + ' ms' });
+      const lat = (name) => ({ field: name, title: name.replace('_s', ''), value: (job) => job.latency[name], format: (v) => v === null ? '-' : toFixedC(v * 1e3, 2) + ' ms' });
       table(l, 'latency-table', [col('name', 'job', null, { text: true }),
         { field: 'requests', title: 'requests', value: (job) => job.latency.requests, format: String },
         lat('mean_s'), lat('p50_s'), lat('p95_s'), lat('p99_s'), lat('max_s')],
@@ -734,7 +752,7 @@
     barChart(s, 'throughput-chart', 'Samples/s per policy' + (batches.length > 1 ? ' and batch' : ''),
       'All jobs\' samples per second over the makespan; hover a bar for its value.', labels, policies,
       batches.map((b) => policies.map((p) => (find(b, p) ? find(b, p).aggregate_samples_per_s : null))),
-      (v) => v.toFixed(1), (v) => String(Number(v.toPrecision(4))));
+      (v) => toFixedC(v, 1), (v) => String(Number(v.toPrecision(4))));
     const m = section(null);
     barChart(m, 'makespan-chart', 'Makespan per policy', 'From the start to the last job\'s end.', labels, policies,
       batches.map((b) => policies.map((p) => (find(b, p) ? find(b, p).makespan_s : null))),
@@ -743,7 +761,7 @@
     const perJob = rows[0].jobs.length <= 6;
     const columns = [col('batch', 'batch', null, { text: true }), col('policy', 'policy', null, { text: true }),
       col('aggregate_samples_per_s', 'samples/s', (v) => fmtFixed(v, 1)),
-      col('ratio', 'ratio', (v) => (v === null ? '-' : v.toFixed(2) + 'x'), { help: 'against the first policy of the same batch' }),
+      col('ratio', 'ratio', (v) => (v === null ? '-' : toFixedC(v, 2) + 'x'), { help: 'against the first policy of the same batch' }),
       col('makespan_s', 'makespan', fmtSeconds), col('mean_queuing_s', 'mean queuing', fmtSeconds),
       col('mean_jct_s', 'mean JCT', fmtSeconds), col('p95_jct_s', '95% JCT', fmtSeconds),
       col('peak_reserved_bytes', 'peak held', fmtBytes), col('failed_jobs', 'failed', String)];
@@ -766,11 +784,11 @@
     const t = section(null);
     barChart(t, 'maxbatch-throughput-chart', 'Samples/s at the largest batch', 'All jobs together.', labels,
       ['alone (exclusive)', 'co-located'],
-      rows.map((r) => [model.solo.samples_per_s, r.samples_per_s]), (v) => v.toFixed(1), (v) => String(Number(v.toPrecision(4))));
+      rows.map((r) => [model.solo.samples_per_s, r.samples_per_s]), (v) => toFixedC(v, 1), (v) => String(Number(v.toPrecision(4))));
     table(t, 'maxbatch-table', [col('label', 'policy', null, { text: true }),
       col('max_batch', 'co-located max', (v, row) => String(v) + (row.no_failure_found ? '+' : '')),
       { field: 'solo_max', title: 'solo max', value: () => model.solo.max_batch, format: (v) => String(v) + (model.solo.no_failure_found ? '+' : '') },
-      col('ratio_percent', 'ratio', (v) => (v === null ? '-' : v.toFixed(1) + '%')),
+      col('ratio_percent', 'ratio', (v) => (v === null ? '-' : toFixedC(v, 1) + '%')),
       col('samples_per_s', 'samples/s', (v) => fmtFixed(v, 1)),
       { field: 'solo_samples_per_s', title: 'solo samples/s', value: () => model.solo.samples_per_s, format: (v) => fmtFixed(v, 1) }],
       rows.map((row) => ({ key: row.label, item: row })));
