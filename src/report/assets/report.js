@@ -2,7 +2,7 @@
 // it). Nothing here fetches anything: the page works offline, from a file.
 //
 // Note [Report charts]: why SVG drawn by this script rather than a charting library.
-// - Size: this script and the stylesheet are about 40 KB; ECharts' minified bundle is about
+// - Size: this script and the stylesheet are about 50 KB; ECharts' minified bundle is about
 //   1 MB, Plotly's 3.5 MB, and inlined into every report they would dwarf a small run's data.
 // - Speed: a 100-job trace has 20,000 iterations. Each schedule row is drawn as one SVG path
 //   per colour, not one element per bar, and bars closer than a pixel are merged at the current
@@ -126,6 +126,8 @@
     return 'hsl(' + h.toFixed(0) + ',' + s.toFixed(0) + '%,' + lightness.toFixed(0) + '%)';
   }
   const STATE_COLORS = { waiting: '#d3d7dd', setup: '#f2c14e', failed: '#c62828', stopped: '#8d8d8d' };
+  /** Where the time charts' plots begin, the same for all so that their times line up. */
+  const TIME_PLOT_X = 130;
   const KIND_ORDER = ['persistent', 'feature_map', 'gradient', 'temporary', 'unknown', 'held'];
 
   // --- tooltip, zoom and export shared by the charts -----------------------------------------
@@ -308,7 +310,7 @@
     const { canvas } = chartFrame(s, 'memory-chart', 'Memory timeline',
       note + 'Each of the ' + memory.buckets + ' columns shows the moment its total was highest (' +
       memory.rows + ' timeline rows).', width, height);
-    const plot = { x: 78, y: 10, w: width - 78 - 14, h: height - 10 - 30 };
+    const plot = { x: TIME_PLOT_X, y: 10, w: width - TIME_PLOT_X - 14, h: height - 10 - 30 };
     const buckets = memory.buckets, bucketS = memory.end_s / buckets;
     const layers = memory.layers.map((layer) => ({
       job: layer.job, kind: layer.kind, values: expand(layer.changes, buckets) }));
@@ -479,7 +481,7 @@
     });
     const rowHeight = Math.max(4, Math.min(24, Math.floor(520 / Math.max(1, jobs.length))));
     const labels = rowHeight >= 10;
-    const width = 1120, plotX = labels ? 150 : 60;
+    const width = 1120, plotX = TIME_PLOT_X;
     const height = 10 + rowHeight * jobs.length + 30;
     const { canvas } = chartFrame(s, 'schedule-chart', 'Schedule',
       'One row per job: each iteration a bar in the job\'s colour (alternate shades), grey while it ' +
@@ -535,7 +537,7 @@
         }
         if (labels) {
           svg('text', { x: plot.x - 6, y: top + rowHeight / 2 + 4, 'text-anchor': 'end', fill: '#333',
-                        text: row.job.name.length > 20 ? row.job.name.slice(0, 19) + '\u2026' : row.job.name }, group);
+                        text: row.job.name.length > 18 ? row.job.name.slice(0, 17) + '\u2026' : row.job.name }, group);
         }
       }
       if (!labels) {
