@@ -10,6 +10,7 @@
 #include "maxbatch_command.hpp"
 #include "policies_command.hpp"
 #include "pool_demo.hpp"
+#include "report_command.hpp"
 #include "sim_command.hpp"
 #if TANDEM_HAVE_TORCH
 #include "plan_command.hpp"
@@ -90,6 +91,8 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--json", sim.json_path, "Write the results as JSON to this file");
   sim_cmd->add_option("--timeline", sim.timeline_path,
                       "Write the timeline (time, job, event, regions held) as CSV");
+  sim_cmd->add_option("--report", sim.report_path,
+                      "Write the results (and the timeline) as a self-contained HTML report");
   sim_cmd->add_option("--seed", sim.seed, "Seed of the iteration-time jitter")
       ->check(cli::whole_number(0, std::numeric_limits<std::int64_t>::max()));
   sim_cmd->add_option("--jitter", sim.jitter, "Spread of iteration times (0: none; 0.05: 5%)")
@@ -142,6 +145,18 @@ int main(int argc, char** argv) {
                            "Budget of the plans: N% of each job's vanilla peak or a size (e.g. "
                            "75%, 6GiB); default: each job's share of the device's budget");
 
+  tandem::cli::report_command_options report;
+  auto* report_cmd = app.add_subcommand(
+      "report", "Draw a results file (tandem run, sim or maxbatch --json) as one HTML page");
+  report_cmd
+      ->add_option("results", report.results,
+                   "Results JSON of tandem run, tandem sim (--compare, --sweep-batch too) or "
+                   "tandem maxbatch")
+      ->required();
+  report_cmd->add_option("--timeline", report.timeline,
+                         "The run's memory timeline (the CSV of --timeline), for its picture");
+  report_cmd->add_option("--out", report.out, "Where the page goes")->capture_default_str();
+
   tandem::cli::policies_command_options policies;
   auto* policies_cmd = app.add_subcommand(
       "policies", "List the scheduling policies with what each does and its options");
@@ -161,6 +176,8 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
   run_cmd->add_option("--timeline", run.timeline_path,
                       "Write the memory timeline (time, job, live bytes by kind) as CSV");
+  run_cmd->add_option("--report", run.report_path,
+                      "Write the results and the memory timeline as a self-contained HTML report");
   run_cmd
       ->add_option("--progress-interval", run.progress_interval_s, "Seconds between progress lines")
       ->check(cli::seconds_between(0.01, 86400));
@@ -266,6 +283,8 @@ int main(int argc, char** argv) {
     } else if (sim_cmd->parsed()) {
       arm_stop("", tandem::signal_stop::mode::immediate);
       status = cli::sim_workload_command(sim, std::cout);
+    } else if (report_cmd->parsed()) {
+      status = cli::report_command(report, std::cout);
     } else if (policies_cmd->parsed()) {
       status = cli::list_policies_command(policies, std::cout);
     } else if (maxbatch_cmd->parsed()) {

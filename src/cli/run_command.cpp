@@ -4,8 +4,10 @@
 #include <iomanip>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <vector>
 
+#include "report_command.hpp"
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
@@ -39,8 +41,15 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   std::optional<atomic_file> json;
   std::optional<atomic_file> timeline;
   if (!options.json_path.empty()) json.emplace(options.json_path, "JSON results");
-  if (!options.timeline_path.empty()) {
-    timeline.emplace(options.timeline_path, "timeline");
+  if (!options.timeline_path.empty()) timeline.emplace(options.timeline_path, "timeline");
+  // The report draws the timeline too: kept in memory, then copied to its file at the end.
+  std::ostringstream timeline_text;
+  const bool reports = !options.report_path.empty();
+  std::optional<atomic_file> report_probe;
+  if (reports) report_probe.emplace(options.report_path, "report");
+  if (reports) {
+    settings.timeline = &timeline_text;
+  } else if (timeline) {
     settings.timeline = &timeline->stream();
   }
   if (!options.quiet) settings.progress = &progress;
@@ -51,14 +60,22 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   out << '\n'
       << spec.source << " under policy " << result.policy << " on " << result.device << '\n';
   runtime::print_table(result, out);
+  std::ostringstream results_text;
+  if (json || reports) runtime::write_json(result, results_text);
   if (json) {
-    runtime::write_json(result, json->stream());
+    json->stream() << results_text.str();
     json->commit();
     out << "results: " << options.json_path << "\n";
   }
   if (timeline) {
+    if (reports) timeline->stream() << timeline_text.str();
     timeline->commit();
     out << "memory timeline: " << options.timeline_path << "\n";
+  }
+  if (reports) {
+    report_probe->abandon();
+    write_report_from_text(results_text.str(), spec.source, timeline_text.str(),
+                           options.report_path, out);
   }
   return result.failed_jobs() == 0 ? 0 : 3;
 }

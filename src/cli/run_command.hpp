@@ -18,6 +18,7 @@ struct run_command_options {
   std::optional<std::string> planner;  ///< every training job's footprint planner
   std::string json_path;               ///< empty: no JSON
   std::string timeline_path;           ///< empty: no timeline
+  std::string report_path;             ///< empty: no HTML report
   double progress_interval_s = 1.0;
   bool quiet = false;  ///< no progress lines
 };

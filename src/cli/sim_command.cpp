@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "report_command.hpp"
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
@@ -155,8 +156,13 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
     TANDEM_EXPECTS(single, config_error,
                    "--timeline records one run; drop --compare and --sweep-batch to use it");
     timeline.emplace(options.timeline_path, "timeline");
-    setup.options.timeline = &timeline->stream();
   }
+  // The timeline is kept in memory when the report draws it too, and copied to its file at the
+  // end. The report is checked for writability now: a typo costs no simulation time.
+  std::ostringstream timeline_text;
+  if (single && (timeline || !options.report_path.empty())) setup.options.timeline = &timeline_text;
+  std::optional<atomic_file> report_probe;
+  if (!options.report_path.empty()) report_probe.emplace(options.report_path, "report");
 
   if (single) {
     sim::validate_simulation(spec, setup);
@@ -166,14 +172,22 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
         << options.seed << ")\n";
     runtime::print_table(result, out);
     print_plans(plans, "", out);
+    std::ostringstream results_text;
+    runtime::write_json(result, results_text);
     if (json) {
-      runtime::write_json(result, json->stream());
+      json->stream() << results_text.str();
       json->commit();
       out << "results: " << options.json_path << "\n";
     }
     if (timeline) {
+      timeline->stream() << timeline_text.str();
       timeline->commit();
       out << "timeline: " << options.timeline_path << "\n";
+    }
+    if (report_probe) {
+      report_probe->abandon();
+      write_report_from_text(results_text.str(), spec.source, timeline_text.str(),
+                             options.report_path, out);
     }
     return result.failed_jobs() == 0 ? 0 : 3;
   }
@@ -210,16 +224,21 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
       << "; ratio: aggregate samples/s against the first policy of the row's batch)\n";
   print_comparison(rows, out);
   for (const auto& [batch, batch_plans] : plans) print_plans(batch_plans, batch, out);
+  std::ostringstream results_text;
+  results_text << "[\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0) results_text << ",\n";
+    runtime::write_json(rows[i].result, results_text);
+  }
+  results_text << "]\n";
   if (json) {
-    auto& file = json->stream();
-    file << "[\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      if (i > 0) file << ",\n";
-      runtime::write_json(rows[i].result, file);
-    }
-    file << "]\n";
+    json->stream() << results_text.str();
     json->commit();
     out << "results: " << options.json_path << "\n";
+  }
+  if (report_probe) {
+    report_probe->abandon();
+    write_report_from_text(results_text.str(), spec.source, "", options.report_path, out);
   }
   return 0;
 }

@@ -20,6 +20,7 @@ struct sim_command_options {
   std::vector<std::int64_t> sweep_batch;  ///< run every batch size (with --gpu)
   std::string json_path;                  ///< empty: no JSON
   std::string timeline_path;              ///< empty: no timeline
+  std::string report_path;                ///< empty: no HTML report
   std::uint64_t seed = 1;
   double jitter = 0;
   /// Plans every training job's iteration with this footprint planner (with --gpu).

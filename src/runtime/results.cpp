@@ -179,7 +179,8 @@ nlohmann::json to_json(const job_result& job) {
     iterations.push_back({{"start_s", it.start_s},
                           {"end_s", it.end_s},
                           {"loss", it.loss},
-                          {"peak_bytes", it.peak_bytes}});
+                          {"peak_bytes", it.peak_bytes},
+                          {"requested_s", it.requested_s}});
   }
   return {{"name", job.name},
           {"kind", to_string(job.kind)},
@@ -203,6 +204,7 @@ nlohmann::json to_json(const job_result& job) {
           {"first_loss", optional_number(job.first_loss)},
           {"last_loss", optional_number(job.last_loss)},
           {"iteration_log", iterations},
+          {"unfinished_start_s", optional_number(job.unfinished_start_s)},
           {"policy_stats", to_json(job.policy_stats)},
           {"latency", job.latency ? to_json(*job.latency, "requests") : nlohmann::json(nullptr)},
           {"footprint", job.footprint ? to_json(*job.footprint) : nlohmann::json(nullptr)}};

@@ -162,6 +162,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
   }
   for (;;) {
     progress.now = phase::waiting;
+    const double requested_s = gate.now();
     result.wait_s += gate.wait_for_start(id);
     double start_s = gate.now();
     if (!job) {
@@ -181,6 +182,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       recording.emplace(context.pool, context.monitor, id);
     }
     const bool executes = stage == planned_stage::planned && planned->planned();
+    result.unfinished_start_s = start_s;
     const auto report = runner.run(iteration, start_s, [&] {
       if (executes) planned->begin_iteration();
       loss = job->step(iteration, recording ? &*recording : nullptr);
@@ -192,7 +194,9 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
         result.access_sequence = std::move(sequence);
       }
     });
-    result.iteration_log.push_back({report.start_s, report.end_s, loss, report.peak_bytes});
+    result.iteration_log.push_back(
+        {report.start_s, report.end_s, loss, report.peak_bytes, requested_s});
+    result.unfinished_start_s.reset();
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
     gate.finish_iteration(id, report);
     if (planned) result.footprint = planned->result(result.iteration_log);
@@ -231,10 +235,15 @@ void serve_requests(const job_spec& spec, const models::model_options& model_opt
     progress.now = phase::idle;
     gate.sleep_until(arrival_s);  // at once when it is late; throws run_stopped on a stop
     progress.now = phase::waiting;
+    const double requested_s = gate.now();
     result.wait_s += gate.wait_for_start(id);
     progress.now = phase::serving;
-    const auto report = runner.run(request, gate.now(), [&] { model->serve(request); });
-    result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
+    result.unfinished_start_s = gate.now();
+    const auto report =
+        runner.run(request, *result.unfinished_start_s, [&] { model->serve(request); });
+    result.iteration_log.push_back(
+        {report.start_s, report.end_s, 0, report.peak_bytes, requested_s});
+    result.unfinished_start_s.reset();
     result.latencies_s.push_back(report.end_s - arrival_s);
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
     gate.finish_iteration(id, report);

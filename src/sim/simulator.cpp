@@ -43,6 +43,7 @@ struct job_run {
   // Setup and the running iteration.
   double setup_end = 0;
   double iteration_start = 0;
+  double requested = 0;     ///< when it last asked the policy to start an iteration
   double position = 0;      ///< solo seconds into the iteration
   double scale = 1;         ///< this iteration's jitter: real solo time = profile time x scale
   std::size_t segment = 0;  ///< of the prepared profile
@@ -272,6 +273,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
 
   void request_start(job_run& run) {
     run.now = stage::waiting;
+    run.requested = now_;
     driver_.request_start(run.id);
     apply_grants();
   }
@@ -367,6 +369,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       ++run.next_held_step;
       if (delta < 0) release(run, static_cast<std::size_t>(-delta));
       run.observed.steps.push_back({now_ - run.iteration_start, delta});
+      record(run, delta > 0 ? "borrow" : "return");
     }
     const auto& segments = run.prepared->segments;
     while (run.segment < segments.size() && reached(run.position, segments[run.segment].end))
@@ -383,7 +386,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         capabilities_.groups != nullptr && capabilities_.groups->wants_memory_events()
             ? run.prepared->memory
             : std::vector<schedule::memory_event>{}};
-    run.result.iteration_log.push_back({report.start_s, report.end_s, 0, report.peak_bytes});
+    run.result.iteration_log.push_back(
+        {report.start_s, report.end_s, 0, report.peak_bytes, run.requested});
     driver_.finish_iteration(run.id, report);
     record(run, "iteration_end");
     const auto& spec = run.job->spec;
@@ -519,6 +523,10 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.result.status = status;
     run.result.error = error;
     run.result.end_s = now_;
+    const bool in_iteration = run.now == stage::running || run.now == stage::at_group ||
+                              (run.now == stage::blocked && run.blocked_from != stage::waiting);
+    if (status != runtime::job_status::completed && in_iteration)
+      run.result.unfinished_start_s = run.iteration_start;
     release(run, run.held);
     run.now = stage::done;
     driver_.depart(run.id);

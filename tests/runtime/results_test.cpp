@@ -28,7 +28,7 @@ run_result sample() {
   ok.iterations = 2;
   ok.first_loss = 2.3;
   ok.last_loss = 0.4;
-  ok.iteration_log = {{0.1, 0.5, 2.3, 100}, {0.5, 0.9, 0.4, 120}};
+  ok.iteration_log = {{0.1, 0.5, 2.3, 100, 0.05}, {0.5, 0.9, 0.4, 120, 0.5}};
   job_result failed;
   failed.name = "lm";
   failed.model = "lstm";
@@ -53,6 +53,8 @@ TEST(Results, JsonFollowsTheDocumentedSchema) {
   EXPECT_DOUBLE_EQ(ok["first_loss"].get<double>(), 2.3);
   ASSERT_EQ(ok["iteration_log"].size(), 2u);
   EXPECT_EQ(ok["iteration_log"][1]["peak_bytes"], 120);
+  EXPECT_EQ(ok["iteration_log"][0]["requested_s"], 0.05);
+  EXPECT_TRUE(ok["unfinished_start_s"].is_null());
   const auto& lm = doc["jobs"][1];
   EXPECT_EQ(lm["status"], "failed");
   EXPECT_TRUE(lm["out_of_memory"].get<bool>());

@@ -24,6 +24,9 @@ struct iteration_record {
   double end_s = 0;
   double loss = 0;
   std::size_t peak_bytes = 0;  ///< the job's live bytes at their highest in the iteration
+  /// When the job asked the policy to start it: start_s - requested_s is the time it waited for
+  /// the policy before it began (for a job's first iteration, the wait before its setup too).
+  double requested_s = 0;
 };
 
 /// One allocation (delta > 0) or free (delta < 0) of a job, relative to its iteration's start.
@@ -135,6 +138,9 @@ struct job_result {
   std::optional<double> first_loss;  ///< mean of the first iterations' losses
   std::optional<double> last_loss;   ///< mean of the last iterations' losses
   std::vector<iteration_record> iteration_log;
+  /// The start of the iteration (or request) under way when the job failed or was stopped; none
+  /// when it completed, or failed outside an iteration (its setup, a wait for the policy).
+  std::optional<double> unfinished_start_s;
   /// What the policy reports of its decisions for this job (scrooge: iterations delayed,
   /// TimeShift, fallbacks...); empty for policies with nothing to report.
   std::vector<schedule::policy_statistic> policy_stats;

@@ -43,7 +43,9 @@ struct sim_options {
   /// run-to-run noise; 0 replays the profiles exactly.
   double jitter = 0;
   std::uint64_t seed = 1;
-  /// Where a CSV timeline goes (time_s,job,event,held_bytes), or nullptr.
+  /// Where a CSV timeline goes (time_s,job,event,held_bytes; events iteration_start,
+  /// iteration_end, borrow, return, completed, failed; held_bytes: the job's regions after it),
+  /// or nullptr.
   std::ostream* timeline = nullptr;
   /// Simulated seconds after which the simulation stops with a config_error rather than run on.
   double horizon_s = runtime::max_horizon_s;
