@@ -132,6 +132,7 @@ struct job::state {
   bool in_iteration = false;
   bool left = false;
   bool any_loss = false;
+  double requested_s = 0;  ///< when the iteration under way asked the policy to start
   double start_s = 0;
   double loss = 0;
 
@@ -241,6 +242,7 @@ iteration_scope job::iteration() {
   TANDEM_EXPECTS(!s.in_iteration, usage_error,
                  "job '" + s.spec.name + "': an iteration is already under way; end it first");
   auto& context = s.context();
+  s.requested_s = context.gate.now();
   try {
     s.result.wait_s += context.gate.wait_for_start(s.id);
   } catch (const tandem::runtime::run_stopped& e) {
@@ -267,6 +269,7 @@ void job::end_iteration(iteration_scope& /*scope*/, std::optional<std::string> f
   s.in_iteration = false;
   s.iteration_kind.reset();
   if (failure) {
+    s.result.unfinished_start_s = s.start_s;
     // The policy sees the job leave now, so that nobody waits on it; the pool, once the job
     // itself goes (after the user's tensors, which it outlives), in leave().
     s.stop_with(tandem::runtime::job_status::failed, *failure);
@@ -277,7 +280,8 @@ void job::end_iteration(iteration_scope& /*scope*/, std::optional<std::string> f
   // by the time the job leaves).
   s.result.persistent_bytes =
       s.context().pool.stats(s.id).by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
-  s.result.iteration_log.push_back({report.start_s, report.end_s, s.loss, report.peak_bytes});
+  s.result.iteration_log.push_back(
+      {report.start_s, report.end_s, s.loss, report.peak_bytes, s.requested_s});
   s.context().gate.finish_iteration(s.id, report);
 }
 
