@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "host_stream.hpp"
+
 namespace tandem::sim::catalog {
 namespace {
 
@@ -44,18 +46,29 @@ efficiency efficiency_of(op_kind kind) {
 }  // namespace
 
 op_cost cost_of(op_kind kind, const work& w, const gpu_spec& gpu) {
-  const double launches = static_cast<double>(w.kernels) * gpu.kernel_launch_s;
+  // Issuing the kernels is host time: it leaves the device to others (Note [Host runs ahead]).
+  const double kernels = static_cast<double>(w.kernels);
+  const double host_s = kernels * gpu.kernel_launch_s;
+  const double shortest = kernels * gpu.min_kernel_s;
   const double saturating = static_cast<double>(gpu.sm_count * gpu.saturating_blocks_per_sm);
   const double one_block = 1.0 / saturating;
   if (kind == op_kind::transfer) {
     // The copy engines move the batch; the SMs are free for others.
-    return {w.bytes / gpu.pcie_bandwidth + launches, one_block};
+    return {std::max(w.bytes / gpu.pcie_bandwidth, shortest), one_block, host_s};
   }
   const double fill = std::clamp(w.blocks / saturating, one_block, 1.0);
   const efficiency e = efficiency_of(kind);
   const double compute_s = w.flops / (gpu.fp32_flops * e.compute * fill);
   const double memory_s = w.bytes / (gpu.memory_bandwidth * e.bandwidth * fill);
-  return {std::max(compute_s, memory_s) + launches, fill};
+  return {std::max({compute_s, memory_s, shortest}), fill, host_s};
+}
+
+std::vector<double> solo_completions(const std::vector<op_cost>& costs, const gpu_spec& gpu) {
+  std::vector<detail::stream_stage> stages;
+  stages.reserve(costs.size());
+  for (const auto& c : costs) stages.push_back({c.host_s, c.seconds});
+  if (!stages.empty()) stages.front().host_s += gpu.iteration_host_s;
+  return detail::solo_completions(stages, gpu.in_flight_ops);
 }
 
 }  // namespace tandem::sim::catalog

@@ -25,10 +25,11 @@ class iteration_builder {
  public:
   explicit iteration_builder(const gpu_spec& gpu) : gpu_(gpu) {}
 
+  // A step's at_s holds, until finish(), the number of operations run before it.
   void allocate(std::int64_t bytes, alloc_kind kind) {
     if (bytes <= 0) return;
     const auto size = rounded(bytes);
-    profile_.steps.push_back({now_, size, kind});
+    profile_.steps.push_back({ran(), size, kind});
     live_ += size;
     most_live_ = std::max(most_live_, live_);
   }
@@ -36,19 +37,33 @@ class iteration_builder {
   void release(std::int64_t bytes, alloc_kind kind) {
     if (bytes <= 0) return;
     const auto size = rounded(bytes);
-    profile_.steps.push_back({now_, -size, kind});
+    profile_.steps.push_back({ran(), -size, kind});
     live_ -= size;
   }
 
   void run(const std::string& name, op_kind kind, const work& w) {
     if (w.none()) return;
     const op_cost cost = cost_of(kind, w, gpu_);
-    profile_.operations.push_back(
-        {name, cost.seconds, cost.fill, static_cast<std::size_t>(w.bytes)});
-    now_ += cost.seconds;
+    profile_.operations.push_back({name, 0, cost.fill, static_cast<std::size_t>(w.bytes)});
+    costs_.push_back(cost);
   }
 
+  /// Times the operations as a solo iteration runs them, host and device overlapped, and puts
+  /// every step at the end of the operation before it.
   job_profile finish() {
+    const auto completions = solo_completions(costs_, gpu_);
+    double previous = 0;
+    for (std::size_t i = 0; i < costs_.size(); ++i) {
+      auto& op = profile_.operations[i];
+      op.solo_s = completions[i] - previous;
+      op.device_s = costs_[i].seconds;
+      op.host_s = costs_[i].host_s + (i == 0 ? gpu_.iteration_host_s : 0);
+      previous = completions[i];
+    }
+    for (auto& step : profile_.steps) {
+      const auto before = static_cast<std::size_t>(step.at_s);
+      step.at_s = before == 0 ? 0 : completions[before - 1];
+    }
     profile_.peak_live_bytes = profile_.persistent_bytes() + static_cast<std::size_t>(most_live_);
     return std::move(profile_);
   }
@@ -60,9 +75,11 @@ class iteration_builder {
     return static_cast<std::int64_t>(align_up(static_cast<std::size_t>(bytes), step_alignment));
   }
 
+  [[nodiscard]] double ran() const { return static_cast<double>(costs_.size()); }
+
   const gpu_spec& gpu_;
   job_profile profile_;
-  double now_ = 0;
+  std::vector<op_cost> costs_;
   std::int64_t live_ = 0;
   std::int64_t most_live_ = 0;
 };

@@ -95,12 +95,22 @@ class sequence_builder {
     op.name = std::move(name);
     op.where = where;
     op.kind = kind_of(kind);
-    op.start_s = now_;
-    op.duration_s = cost.seconds;
     op.random = random;
     sequence_.operations.push_back(std::move(op));
-    now_ += cost.seconds;
+    costs_.push_back(cost);
     return sequence_.operations.size() - 1;
+  }
+
+  /// Times the operations as the lowering does: each from the device completion of the one
+  /// before to its own in a solo iteration, host and device overlapped.
+  void finish_times() {
+    const auto completions = solo_completions(costs_, gpu_);
+    double previous = 0;
+    for (std::size_t i = 0; i < costs_.size(); ++i) {
+      sequence_.operations[i].start_s = previous;
+      sequence_.operations[i].duration_s = completions[i] - previous;
+      previous = completions[i];
+    }
   }
 
   /// The operation run last (zero_grad runs first, always: every network has a parameter).
@@ -142,7 +152,7 @@ class sequence_builder {
  private:
   fp::access_sequence& sequence_;
   const gpu_spec& gpu_;
-  double now_ = 0;
+  std::vector<op_cost> costs_;
 };
 
 schedule run_iteration(sequence_builder& b, const network& net, const iteration_op& zero,
@@ -256,6 +266,7 @@ footprint::access_sequence access_sequence_of(const network& net, const std::str
   const iteration_op zero = zero_grad(net);
   const iteration_op step = optimizer_step(net, optimizer);
   const schedule s = run_iteration(b, net, zero, step);
+  b.finish_times();
   const auto sharers = sharers_of(net);
   for (std::size_t i = 0; i < net.layers.size(); ++i) {
     add_layer_tensors(b, net, i, s, sharers[i], optimizer);

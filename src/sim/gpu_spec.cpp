@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string>
+#include <utility>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
@@ -17,6 +19,21 @@ namespace {
 
 constexpr double tera = 1e12;
 constexpr double giga = 1e9;
+constexpr double micro = 1e-6;
+constexpr double milli = 1e-3;
+
+/// The host of the machine each paper paired with the GPU, as the cost model's host constants
+/// (docs/sim-models.md, "Host time"): calibrated once per spec against published solo
+/// throughputs (bench/sim/calibration.sh), not per model.
+void set_host(gpu_spec& g, double per_kernel_s, double per_iteration_s, unsigned cores,
+              std::string source) {
+  g.kernel_launch_s = per_kernel_s;
+  g.iteration_host_s = per_iteration_s;
+  g.min_kernel_s = 2 * micro;
+  g.in_flight_ops = 64;
+  g.host_cores = cores;
+  g.host_source = std::move(source);
+}
 
 gpu_spec p100() {
   gpu_spec g;
@@ -31,6 +48,8 @@ gpu_spec p100() {
       "NVIDIA Tesla P100 datasheet: 9.3 TFLOP/s FP32 (PCIe), 732 GB/s HBM2; Pascal GP100 "
       "whitepaper: 56 SMs; PCIe 3.0 x16 (15.75 GB/s theoretical, 12 GB/s achievable)";
   g.aliases = {"p100", "p100-16gb", "tesla-p100"};
+  set_host(g, 12 * micro, 3 * milli, 28,
+           "Waterwave's P100-S: two Xeon E5-2680 v4 (28 cores, 2.4 GHz), TensorFlow 1.15");
   return g;
 }
 
@@ -48,6 +67,8 @@ gpu_spec v100() {
       "whitepaper: 80 SMs; PCIe 3.0 x16 to the host (15.75 GB/s theoretical, 12 GB/s "
       "achievable)";
   g.aliases = {"v100", "v100-32gb", "v100-sxm2", "tesla-v100"};
+  set_host(g, 30 * micro, 3 * milli, 28,
+           "Waterwave's V100-S: two Xeon Gold 5117 (28 cores, 2.0 GHz), TensorFlow 1.15");
   return g;
 }
 
@@ -64,6 +85,8 @@ gpu_spec rtx_2080_ti() {
       "NVIDIA Turing TU102 whitepaper (RTX 2080 Ti reference): 4352 CUDA cores at 1545 MHz "
       "boost = 13.4 TFLOP/s FP32, 616 GB/s GDDR6, 68 SMs; PCIe 3.0 x16 (12 GB/s achievable)";
   g.aliases = {"2080ti", "rtx2080ti", "rtx-2080-ti", "2080-ti"};
+  set_host(g, 10 * micro, 2 * milli, 4,
+           "Zico's Machine 2: Xeon Gold 5222 (4 cores, 3.8 GHz), TensorFlow 1.13");
   return g;
 }
 
@@ -80,6 +103,8 @@ gpu_spec a100_40gb() {
       "NVIDIA A100 datasheet: 19.5 TFLOP/s FP32 (not TF32), 1,555 GB/s HBM2 (40GB); Ampere "
       "GA100 whitepaper: 108 SMs; PCIe 4.0 x16 (31.5 GB/s theoretical, 25 GB/s achievable)";
   g.aliases = {"a100", "a100-40gb", "a100-sxm4-40gb"};
+  set_host(g, 10 * micro, 2 * milli, 16,
+           "no paper: a 16-core host at the V100 machines' per-kernel cost");
   return g;
 }
 
@@ -97,6 +122,8 @@ gpu_spec a100_80gb() {
       "Ampere GA100 whitepaper: 108 SMs; PCIe 4.0 x16 (31.5 GB/s theoretical, 25 GB/s "
       "achievable)";
   g.aliases = {"a100-80gb", "a100-sxm4-80gb"};
+  set_host(g, 10 * micro, 2 * milli, 16,
+           "no paper: a 16-core host at the V100 machines' per-kernel cost");
   return g;
 }
 
@@ -113,6 +140,8 @@ gpu_spec h100() {
       "NVIDIA H100 datasheet: 67 TFLOP/s FP32 (SXM), 3.35 TB/s HBM3; Hopper whitepaper: 132 "
       "SMs (SXM5); PCIe 5.0 x16 (63 GB/s theoretical, 50 GB/s achievable)";
   g.aliases = {"h100", "h100-80gb", "h100-sxm", "h100-sxm5"};
+  set_host(g, 10 * micro, 2 * milli, 16,
+           "no paper: a 16-core host at the V100 machines' per-kernel cost");
   return g;
 }
 

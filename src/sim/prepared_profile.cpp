@@ -12,16 +12,24 @@ prepared_profile::prepared_profile(const job_profile& p)
   const double fallback_rate = solo_s > 0 ? static_cast<double>(p.peak_live_bytes) / solo_s : 0;
   double at = 0;
   double bytes = 0;
+  double device = 0;
+  const auto plain = [](const operation& op) {
+    return op.host_s <= 0 && op.device_time() == op.solo_s;
+  };
   for (std::size_t i = 0; i < p.operations.size(); ++i) {
     const auto& op = p.operations[i];
     at += op.solo_s;
+    device += op.device_time();
     bytes +=
         op.bytes_touched > 0 ? static_cast<double>(op.bytes_touched) : fallback_rate * op.solo_s;
-    const bool last = i + 1 == p.operations.size() || p.operations[i + 1].fill != op.fill;
+    const bool last = i + 1 == p.operations.size() || !plain(op) || !plain(p.operations[i + 1]) ||
+                      p.operations[i + 1].fill != op.fill;
     if (!last) continue;
     const double start = segments.empty() ? 0 : segments.back().end;
-    segments.push_back({at, op.fill, at > start ? bytes / (at - start) : 0});
+    segments.push_back({start, at, op.fill, device > 0 ? bytes / device : 0});
+    stages.push_back({op.host_s, device});
     bytes = 0;
+    device = 0;
   }
   std::int64_t live = 0;
   for (const auto& step : p.steps) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "prepared_profile.hpp"
 #include "tandem/common/error.hpp"
@@ -43,10 +44,14 @@ struct job_run {
   // Setup and the running iteration.
   double setup_end = 0;
   double iteration_start = 0;
-  double requested = 0;     ///< when it last asked the policy to start an iteration
-  double position = 0;      ///< solo seconds into the iteration
-  double scale = 1;         ///< this iteration's jitter: real solo time = profile time x scale
-  std::size_t segment = 0;  ///< of the prepared profile
+  double requested = 0;          ///< when it last asked the policy to start an iteration
+  double position = 0;           ///< solo seconds into the iteration, where its device is
+  double scale = 1;              ///< this iteration's jitter: real solo time = profile time x scale
+  detail::stream_cursor cursor;  ///< its host and device within the prepared profile's stages
+  double host_rate = 0;          ///< host seconds per second while running
+  double device_rate = 0;        ///< device seconds per second while running
+  double device_target = 0;      ///< device seconds into its stage where its next boundary lies
+  double target_position = 0;    ///< that boundary's position
   std::size_t next_held_step = 0;
   schedule::usage_curve observed;
   std::vector<double> group_starts;              ///< positions of this iteration's group boundaries
@@ -63,10 +68,11 @@ struct job_run {
   runtime::job_result result;
 
   [[nodiscard]] const job_profile& profile() const { return *prepared->profile; }
+  /// The next position at which something happens: a region move, a group boundary, the fault.
   [[nodiscard]] double next_boundary() const {
-    double boundary = prepared->segments[segment].end;
+    double boundary = never;
     const auto& steps = profile().held.steps;
-    if (next_held_step < steps.size()) boundary = std::min(boundary, steps[next_held_step].at_s);
+    if (next_held_step < steps.size()) boundary = steps[next_held_step].at_s;
     if (next_group < group_starts.size()) boundary = std::min(boundary, group_starts[next_group]);
     return std::min(boundary, fault_position);
   }
@@ -160,34 +166,111 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     return next_arrival_ == arrivals_.size() && active_.empty();
   }
 
-  /// Solo seconds of its profile each running job advances per second of real time.
+  /// Host and device seconds each running job advances per second of real time. Hosts share
+  /// the host cores; devices share the device by processor sharing weighted by fill, a job whose
+  /// device waits for its host taking only what its host lets it use (water-filling: the share
+  /// s solves sum of fill x min(demand, s) = 1 when the demands do not all fit).
   void compute_rates() {
-    rates_.resize(runs_.size());
-    double fill = 0;
+    std::size_t busy_hosts = 0;
     std::size_t paging_jobs = 0;
     for (const auto i : active_) {
       const auto& run = runs_[i];
       if (run.now != stage::running) continue;
-      fill += run.prepared->segments[run.segment].fill;
       ++paging_jobs;
+      if (run.cursor.host_busy(run.prepared->stages, device_.in_flight_ops)) ++busy_hosts;
     }
-    const double shared = fill <= 1 ? 1 : 1 / fill;
+    const double host_share =
+        device_.host_cores == 0 || busy_hosts <= device_.host_cores
+            ? 1
+            : static_cast<double>(device_.host_cores) / static_cast<double>(busy_hosts);
+    demands_.clear();
+    double wanted = 0;
+    for (const auto i : active_) {
+      auto& run = runs_[i];
+      if (run.now != stage::running) continue;
+      const auto& stages = run.prepared->stages;
+      const bool host = run.cursor.host_busy(stages, device_.in_flight_ops);
+      run.host_rate = host ? host_share / run.scale : 0;
+      const double demand = run.cursor.device_demand(stages, host_share * (host ? 1 : 0));
+      const double fill =
+          run.cursor.done(stages) ? 0 : run.prepared->segments[run.cursor.device_stage].fill;
+      if (demand > 0) demands_.push_back({demand, fill});
+      wanted += demand * fill;
+      run.device_rate = demand;  // the share it can use; the device's share applies below
+    }
+    const double share = wanted <= 1 ? 1 : water_level();
     double oversubscribed = 0;
     if (device_.unified_memory && held_total_ > device_.capacity)
       oversubscribed =
           static_cast<double>(held_total_ - device_.capacity) / static_cast<double>(held_total_);
     for (const auto i : active_) {
-      const auto& run = runs_[i];
+      auto& run = runs_[i];
       if (run.now != stage::running) continue;
-      // Seconds per solo second: compute, plus paging the non-resident share of what the
-      // operation touches over the link the paging jobs share.
-      double seconds = run.scale / shared;
-      if (oversubscribed > 0) {
-        seconds += oversubscribed * run.prepared->segments[run.segment].touch_rate * run.scale *
-                   static_cast<double>(paging_jobs) / device_.pcie_bandwidth;
+      const double speed = std::min(run.device_rate, share);
+      if (speed <= 0) {
+        run.device_rate = 0;
+      } else {
+        // Seconds per device second: compute, plus paging the non-resident share of what the
+        // operation touches over the link the paging jobs share.
+        double seconds = run.scale / speed;
+        if (oversubscribed > 0) {
+          seconds += oversubscribed * run.prepared->segments[run.cursor.device_stage].touch_rate *
+                     run.scale * static_cast<double>(paging_jobs) / device_.pcie_bandwidth;
+        }
+        run.device_rate = 1 / seconds;
       }
-      rates_[i] = 1 / seconds;
+      run.device_target = device_target_of(run);
+      run.target_position = run.next_boundary();
     }
+  }
+
+  /// The share s < 1 at which the demands (share of solo speed, fill) use the whole device.
+  double water_level() {
+    std::sort(demands_.begin(), demands_.end());
+    double capacity = 1;
+    double fill = 0;
+    for (const auto& d : demands_) fill += d.second;
+    for (const auto& [demand, f] : demands_) {
+      if (fill <= 0 || demand * fill <= capacity) {
+        capacity -= demand * f;  // fully served below the level
+        fill -= f;
+        continue;
+      }
+      break;
+    }
+    return fill > 0 ? capacity / fill : 1;
+  }
+
+  /// Device seconds into its current stage where the job's next boundary lies (infinity when
+  /// beyond the stage: the stage's end is an event of its own).
+  [[nodiscard]] static double device_target_of(const job_run& run) {
+    const auto& stages = run.prepared->stages;
+    const auto k = run.cursor.device_stage;
+    if (k >= stages.size()) return never;
+    const auto& seg = run.prepared->segments[k];
+    const double boundary = run.next_boundary();
+    if (boundary >= seg.end || seg.end <= seg.start) return never;
+    return std::max(0.0, (boundary - seg.start) / (seg.end - seg.start)) * stages[k].device_s;
+  }
+
+  /// The position (solo seconds into the iteration) where the job's device is.
+  static void update_position(job_run& run) {
+    const auto& stages = run.prepared->stages;
+    const auto& segments = run.prepared->segments;
+    const auto k = run.cursor.device_stage;
+    if (k >= stages.size()) {
+      run.position = segments.back().end;
+      return;
+    }
+    const double d = stages[k].device_s;
+    const double share = d > 0 ? run.cursor.device_into / d : 0;
+    // Landing on its target puts it exactly on the boundary, not a rounding away.
+    if (run.device_target != never && run.cursor.device_into == run.device_target) {
+      run.position = std::max(run.position, run.target_position);
+      return;
+    }
+    run.position =
+        std::max(run.position, segments[k].start + share * (segments[k].end - segments[k].start));
   }
 
   double next_event_time() {
@@ -207,7 +290,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
           next = std::min(next, run.setup_end);
           break;
         case stage::running:
-          next = std::min(next, now_ + (run.next_boundary() - run.position) / rates_[i]);
+          if (reached(run.position, run.next_boundary())) {
+            next = now_;
+          } else {
+            next =
+                std::min(next, now_ + run.cursor.time_to_next(run.prepared->stages, run.host_rate,
+                                                              run.device_rate, run.device_target));
+          }
           break;
         case stage::done:
           break;
@@ -221,14 +310,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   }
 
   void advance_to(double time) {
+    const double dt = time - now_;
     for (const auto i : active_) {
       auto& run = runs_[i];
-      if (run.now != stage::running) continue;
-      const double boundary = run.next_boundary();
-      const double arrival = now_ + (boundary - run.position) / rates_[i];
-      // The job whose boundary set this time lands exactly on it, not a rounding away.
-      run.position =
-          arrival <= time ? boundary : std::min(boundary, run.position + (time - now_) * rates_[i]);
+      if (run.now != stage::running || dt <= 0) continue;
+      run.cursor.advance(run.prepared->stages, dt, run.host_rate, run.device_rate,
+                         run.device_target);
+      update_position(run);
     }
     now_ = time;
   }
@@ -251,7 +339,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       auto& run = runs_[active_[k]];
       if (run.now == stage::setup && run.setup_end <= now_) {
         begin_iteration(run);
-      } else if (run.now == stage::running && reached(run.position, run.next_boundary())) {
+      } else if (run.now == stage::running) {
         cross_boundary(run);
         apply_grants();
       }
@@ -324,7 +412,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.now = stage::running;
     run.iteration_start = now_;
     run.position = 0;
-    run.segment = 0;
+    run.cursor = {};
+    run.device_target = never;
     run.next_held_step = 0;
     run.scale = options_.jitter > 0 ? std::exp(noise_(random_) * options_.jitter) : 1;
     run.observed = {};
@@ -344,39 +433,40 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     record(run, "iteration_start");
   }
 
-  /// Applies what happens at the job's position: a group boundary, region moves, the next
-  /// operation, the end of the iteration.
+  /// Applies what happens at the job's position: a group boundary, region moves, operations
+  /// issued or completed without taking time, the end of the iteration.
   void cross_boundary(job_run& run) {
-    // The planned fault strikes before anything else at its allocation happens.
-    if (reached(run.position, run.fault_position)) {
-      fail_as_injected(run);
-      return;
+    const auto& stages = run.prepared->stages;
+    for (;;) {
+      // The planned fault strikes before anything else at its allocation happens.
+      if (reached(run.position, run.fault_position)) {
+        fail_as_injected(run);
+        return;
+      }
+      // A group boundary comes before the region moves of the allocation that opens the group.
+      if (run.next_group < run.group_starts.size() &&
+          reached(run.position, run.group_starts[run.next_group])) {
+        run.now = stage::at_group;
+        driver_.request_group(run.id, run.next_group + 1);
+        return;
+      }
+      const auto& steps = run.profile().held.steps;
+      while (run.next_held_step < steps.size() &&
+             reached(run.position, steps[run.next_held_step].at_s)) {
+        const auto delta = steps[run.next_held_step].delta;
+        // A refused borrow leaves the step to be taken again when the job is let go on.
+        if (delta > 0 && take(run, static_cast<std::size_t>(delta)) != taken::yes) return;
+        ++run.next_held_step;
+        if (delta < 0) release(run, static_cast<std::size_t>(-delta));
+        run.observed.steps.push_back({now_ - run.iteration_start, delta});
+        record(run, delta > 0 ? "borrow" : "return");
+      }
+      if (!run.cursor.settle(stages, device_.in_flight_ops)) break;
+      run.device_target = never;  // set for the stage it left
+      update_position(run);
     }
-    // A group boundary comes before the region moves of the allocation that opens the group.
-    if (run.next_group < run.group_starts.size() &&
-        reached(run.position, run.group_starts[run.next_group])) {
-      run.position = run.group_starts[run.next_group];
-      run.now = stage::at_group;
-      driver_.request_group(run.id, run.next_group + 1);
-      return;
-    }
-    const auto& steps = run.profile().held.steps;
-    while (run.next_held_step < steps.size() &&
-           reached(run.position, steps[run.next_held_step].at_s)) {
-      const auto delta = steps[run.next_held_step].delta;
-      // A refused borrow leaves the step to be taken again when the job is let go on.
-      if (delta > 0 && take(run, static_cast<std::size_t>(delta)) != taken::yes) return;
-      ++run.next_held_step;
-      if (delta < 0) release(run, static_cast<std::size_t>(-delta));
-      run.observed.steps.push_back({now_ - run.iteration_start, delta});
-      record(run, delta > 0 ? "borrow" : "return");
-    }
-    const auto& segments = run.prepared->segments;
-    while (run.segment < segments.size() && reached(run.position, segments[run.segment].end))
-      ++run.segment;
-    if (run.segment < segments.size()) return;
     // Steps at the very end of the iteration were applied above.
-    end_iteration(run);
+    if (run.cursor.done(stages)) end_iteration(run);
   }
 
   void end_iteration(job_run& run) {
@@ -398,7 +488,6 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     if (finished) {
       depart(run, runtime::job_status::completed, "");
     } else {
-      run.segment = 0;
       request_start(run);
     }
   }
@@ -609,8 +698,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
 
   std::vector<prepared_profile> prepared_;
   std::vector<job_run> runs_;
-  std::vector<double> rates_;          ///< by job index; valid for running jobs
-  std::vector<std::size_t> arrivals_;  ///< job indices in arrival order
+  std::vector<std::pair<double, double>> demands_;  ///< compute_rates' (demand, fill)
+  std::vector<std::size_t> arrivals_;               ///< job indices in arrival order
   std::size_t next_arrival_ = 0;
   std::vector<std::size_t> active_;  ///< arrived and not done, in arrival order
   std::size_t held_total_ = 0;       ///< regions all jobs hold

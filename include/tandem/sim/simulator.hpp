@@ -36,6 +36,11 @@ struct device_model {
   /// MPS with unified memory: the budget is not enforced; memory beyond the capacity pages.
   bool unified_memory = false;
   double pcie_bandwidth = 16e9;  ///< bytes/s that paging moves, shared by the paging jobs
+  /// Host cores the jobs' host threads share (profiles with host time, src/sim/host_stream.hpp);
+  /// 0: each job has one of its own.
+  unsigned host_cores = 0;
+  /// Operations a job's host may issue ahead of its device (Zico's in-flight limit); 0: none.
+  std::size_t in_flight_ops = 0;
 };
 
 struct sim_options {
