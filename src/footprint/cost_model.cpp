@@ -64,6 +64,7 @@ struct stretch_state {
   bool out_issued = false;
   bool in_issued = false;
   bool in_done = false;
+  copy_timing timing;
 };
 
 struct copy {
@@ -227,6 +228,7 @@ class replay {
     for (auto& job : jobs_) {
       TANDEM_ASSERT(job.done(), "the replay stopped before a job's last operation");
       finish_curve(job);
+      for (const auto& state : job.stretches_) job.result.copies.push_back(state.timing);
       out.push_back(std::move(job.result));
     }
     return out;
@@ -257,6 +259,7 @@ class replay {
       if (!x.created_by) held += x.bytes;
     }
     job.take(0, held);
+    job.result.op_start_s.assign(s.operations.size(), 0.0);
     for (const auto k : job.at_start_) release(j, k, 0);
     if (job.done()) return;
     job.prepare(0);
@@ -298,6 +301,7 @@ class replay {
     auto& job = jobs_[j];
     const auto& s = job.sequence_;
     job.shifted = job.shifted || start != s.operations[op].start_s;
+    job.result.op_start_s[op] = start;
     job.previous_end_s = end;
     job.result.iteration_s = std::max(job.result.iteration_s, end);
     for (const auto t : job.outputs_[op]) job.take(start, s.tensors[t].bytes);
@@ -353,6 +357,9 @@ class replay {
     const auto& moved = copies_[c];
     const auto& job = jobs_[moved.job];
     const auto bytes = job.sequence_.tensors[job.plan_.decisions[moved.decision].tensor].bytes;
+    auto& timing = jobs_[moved.job].stretches_[moved.decision].timing;
+    (moved.inbound ? timing.in_issued_s : timing.out_issued_s) = moved.issue_s;
+    (moved.inbound ? timing.in_started_s : timing.out_started_s) = now_;
     schedule(now_ + static_cast<double>(bytes) / options_.copy_bandwidth, event_kind::copy_done, c);
   }
 
@@ -363,6 +370,7 @@ class replay {
     auto& job = jobs_[moved.job];
     const auto bytes = job.sequence_.tensors[job.plan_.decisions[moved.decision].tensor].bytes;
     auto& state = job.stretches_[moved.decision];
+    (moved.inbound ? state.timing.in_done_s : state.timing.out_done_s) = now_;
     if (!moved.inbound) {
       job.give(now_, bytes);
       job.result.swapped_out_bytes += bytes;

@@ -24,6 +24,7 @@ const std::vector<planner_entry>& entries() {
       {"superneurons", detail::make_superneurons_planner},
       {"checkpoint", detail::make_checkpoint_planner},
       {"capuchin", detail::make_capuchin_planner},
+      {"tensile", [] { return detail::make_tensile_planner({}); }},
   };
   return all;
 }

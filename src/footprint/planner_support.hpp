@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "tandem/footprint/access_sequence.hpp"
+#include "tandem/footprint/joint_planner.hpp"
 #include "tandem/footprint/plan.hpp"
 #include "tandem/footprint/planner.hpp"
 
@@ -42,5 +43,6 @@ std::unique_ptr<planner> make_vdnn_planner(bool convolution_inputs_only);
 std::unique_ptr<planner> make_superneurons_planner();
 std::unique_ptr<planner> make_checkpoint_planner();
 std::unique_ptr<planner> make_capuchin_planner();
+std::unique_ptr<planner> make_tensile_planner(const tensile_options& options);
 
 }  // namespace tandem::footprint::detail

@@ -12,6 +12,8 @@
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/cost_model.hpp"
+#include "tandem/footprint/joint_planner.hpp"
+#include "tandem/footprint/planner.hpp"
 #include "tandem/memory/pool_options.hpp"
 #include "tandem/runtime/workload_validation.hpp"
 #include "tandem/schedule/registry.hpp"
@@ -160,6 +162,77 @@ generated_job generate_job(const runtime::workload& spec, const sim_setup& setup
       .copy_bandwidth = gpu.pcie_bandwidth,
   };
   return {std::make_shared<const job_profile>(std::move(planned.profile)), std::move(summary)};
+}
+
+/// Every job of the workload planned together by a joint planner (TENSILE): one budget for all
+/// of them (the plan budget's share of the jobs' vanilla peaks added up, else the device's
+/// budget), their copies on one channel, priced by predict_together as if they started
+/// together. Each job's profile replays its own prediction from that joint pricing.
+std::vector<generated_job> generate_jointly(const runtime::workload& spec, const sim_setup& setup,
+                                            const std::vector<model_request>& requests) {
+  const auto& gpu = find_gpu(*setup.gpu);
+  const auto region_size = region_size_of(spec);
+  const auto& planning = *setup.planning;
+  const footprint::cost_options costs{.copy_bandwidth = gpu.pcie_bandwidth};
+  std::vector<job_profile> vanilla;
+  std::vector<footprint::access_sequence> sequences;
+  for (const auto& request : requests) {
+    vanilla.push_back(generate_profile(request, gpu));
+    replay_regions(vanilla.back(), region_size);
+    sequences.push_back(generate_access_sequence(request, gpu));
+  }
+  std::vector<footprint::plan> nothing(sequences.size());
+  std::vector<footprint::planned_job> priced;
+  for (std::size_t j = 0; j < sequences.size(); ++j) priced.push_back({&sequences[j], &nothing[j]});
+  const auto vanilla_predictions = footprint::predict_together(priced, costs);
+  std::size_t budget_bytes = 0;
+  std::string budget;
+  if (planning.budget) {
+    budget_bytes = planning.budget->bytes_for(footprint::system_peak_of(vanilla_predictions).bytes);
+    budget = planning.budget->describe() + " (the jobs' peaks added up), all jobs together";
+  } else {
+    budget_bytes = simulated_device(spec, setup).budget;
+    budget = "the device budget (" + format_bytes(budget_bytes) + "), all jobs together";
+  }
+  std::vector<footprint::joint_job> joint;
+  for (const auto& sequence : sequences) joint.push_back({&sequence, 1.0});
+  const auto planner = footprint::make_planner(planning.planner);
+  const auto plans =
+      footprint::plan_jobs(*planner, joint, {.budget_bytes = budget_bytes, .costs = costs});
+  for (std::size_t j = 0; j < sequences.size(); ++j) priced[j].plan = &plans[j];
+  const auto predictions = footprint::predict_together(priced, costs);
+  std::vector<generated_job> out;
+  for (std::size_t j = 0; j < sequences.size(); ++j) {
+    auto profile = plans[j].decisions.empty()
+                       ? vanilla[j]
+                       : profile_from_prediction(vanilla[j], sequences[j], predictions[j],
+                                                 planning.planner, region_size);
+    planned_job_summary summary{
+        .job = "",
+        .planner = planning.planner,
+        .budget = budget,
+        .budget_bytes = budget_bytes,
+        .decisions = plans[j].decisions.size(),
+        .vanilla_peak_bytes = vanilla_predictions[j].peak_bytes,
+        .planned_peak_bytes = predictions[j].peak_bytes,
+        .vanilla_held_bytes = vanilla[j].held.peak(),
+        .planned_held_bytes = profile.held.peak(),
+        .vanilla_s = vanilla[j].solo_iteration_s(),
+        .planned_s = profile.solo_iteration_s(),
+        .stall_s = predictions[j].stall_s,
+        .recompute_s = predictions[j].recompute_s,
+        .swapped_out_bytes = predictions[j].swapped_out_bytes,
+        .copy_bandwidth = gpu.pcie_bandwidth,
+    };
+    out.push_back({std::make_shared<const job_profile>(std::move(profile)), std::move(summary)});
+  }
+  return out;
+}
+
+/// Whether the setup plans its jobs with a joint planner.
+bool plans_jointly(const sim_setup& setup) {
+  if (!setup.gpu || !setup.planning) return false;
+  return footprint::joint_planning_of(*footprint::make_planner(setup.planning->planner)) != nullptr;
 }
 
 std::vector<std::string> gpu_names() {
@@ -322,6 +395,23 @@ job_profile from_recorded(const runtime::job_profile& recorded, unsigned cores) 
 std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const sim_setup& setup,
                                           std::vector<planned_job_summary>* plans) {
   std::vector<simulated_job> jobs;
+  if (plans_jointly(setup)) {
+    std::vector<model_request> requests;
+    for (const auto& job : spec.jobs) requests.push_back(request_of(spec, job, setup));
+    auto made = generate_jointly(spec, setup, requests);
+    for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
+      simulated_job simulated;
+      simulated.spec = spec.jobs[i];
+      simulated.spec.batch_size = requests[i].batch_size;
+      simulated.profile = made[i].profile;
+      if (plans != nullptr && made[i].plan) {
+        plans->push_back(*made[i].plan);
+        plans->back().job = spec.jobs[i].name;
+      }
+      jobs.push_back(std::move(simulated));
+    }
+    return jobs;
+  }
   using key = std::tuple<std::string, std::int64_t, std::map<std::string, double>, std::string>;
   std::map<key, generated_job> generated;
   for (const auto& job : spec.jobs) {

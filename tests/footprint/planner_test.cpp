@@ -31,8 +31,9 @@ std::vector<access_sequence> cnn_like() {
 }
 
 TEST(PlannerRegistry, ListsThePlannersInOrder) {
-  EXPECT_EQ(planner_names(), (std::vector<std::string>{"none", "vdnn-all", "vdnn-conv",
-                                                       "superneurons", "checkpoint", "capuchin"}));
+  EXPECT_EQ(planner_names(),
+            (std::vector<std::string>{"none", "vdnn-all", "vdnn-conv", "superneurons", "checkpoint",
+                                      "capuchin", "tensile"}));
   for (const auto& name : planner_names()) {
     const auto p = make_planner(name);
     EXPECT_EQ(p->name(), name);
@@ -50,7 +51,7 @@ TEST(PlannerRegistry, RefusesAnUnknownNameSuggestingTheNearest) {
               std::string::npos)
         << message;
     EXPECT_NE(message.find("known planners: none, vdnn-all, vdnn-conv, superneurons, "
-                           "checkpoint, capuchin"),
+                           "checkpoint, capuchin, tensile"),
               std::string::npos)
         << message;
   }

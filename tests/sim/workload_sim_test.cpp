@@ -107,6 +107,25 @@ TEST(WorkloadSim, SpatialSharingBeatsTemporalWhenItFitsAndMpsPaysWhenItDoesNot) 
   EXPECT_LE(scrooge.peak_reserved_bytes, *setup.overrides.budget);
 }
 
+TEST(WorkloadSim, TensilePlansTheJobsTogetherForOneBudget) {
+  // Two identical jobs planned by tensile for 90% of their peaks added up: one joint plan (the
+  // jobs' plans differ: they share one copy channel), a summary per job naming the joint budget.
+  auto setup = on_gpu("a100-80gb");
+  setup.planning = job_planning{.planner = "tensile", .budget = plan_budget{90, 0}};
+  const auto spec = parse(two_resnets, setup);
+  std::vector<planned_job_summary> plans;
+  const auto jobs = simulated_jobs(spec, setup, &plans);
+  ASSERT_EQ(plans.size(), 2u);
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(plans[0].budget_bytes, plans[1].budget_bytes);
+  EXPECT_NE(plans[0].budget.find("all jobs together"), std::string::npos) << plans[0].budget;
+  EXPECT_LE(plans[0].planned_peak_bytes + plans[1].planned_peak_bytes,
+            plans[0].vanilla_peak_bytes + plans[1].vanilla_peak_bytes);
+  EXPECT_GT(plans[0].decisions + plans[1].decisions, 0u);
+  EXPECT_EQ(plans[0].job, "a");
+  EXPECT_EQ(plans[1].job, "b");
+}
+
 TEST(WorkloadSim, BatchOverrideScalesEveryJob) {
   auto setup = on_gpu("a100-80gb");
   const auto spec = parse(two_resnets, setup);

@@ -32,6 +32,19 @@ struct memory_point {
   friend bool operator==(const memory_point&, const memory_point&) = default;
 };
 
+/// When a swap decision's two copies ran on the channel (seconds from the iteration's start).
+/// A copy is issued when its trigger and its release allow, starts when the channel is free
+/// (the copies before it done), and is done bytes / copy_bandwidth later. All 0 for a recompute.
+struct copy_timing {
+  double out_issued_s = 0;
+  double out_started_s = 0;
+  double out_done_s = 0;
+  double in_issued_s = 0;
+  double in_started_s = 0;
+  double in_done_s = 0;
+  friend bool operator==(const copy_timing&, const copy_timing&) = default;
+};
+
 struct prediction {
   double iteration_s = 0;      ///< when the last operation ends
   std::size_t peak_bytes = 0;  ///< the most held at once, other_bytes included
@@ -40,6 +53,10 @@ struct prediction {
   double recompute_s = 0;  ///< operations run again
   std::size_t swapped_out_bytes = 0;
   std::size_t swapped_in_bytes = 0;
+  /// When each operation of the sequence started (its reruns not included).
+  std::vector<double> op_start_s;
+  /// Per decision of the plan, in its order: when its copies ran.
+  std::vector<copy_timing> copies;
 };
 
 /// One job's iteration under its plan.

@@ -1,0 +1,80 @@
+// online_replanner: plans are due on arrival, departure, budget change and drift past the
+// threshold, not otherwise; the EWMA follows TENSILE's formula; the estimate keeps idle time.
+
+#include "tandem/footprint/online_replanner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "synthetic_sequences.hpp"
+#include "tandem/common/error.hpp"
+
+namespace tandem::footprint {
+namespace {
+
+online_replanner make(double threshold = 0.1) {
+  return online_replanner(
+      std::shared_ptr<const planner>(make_planner("tensile")),
+      {.ewma_beta = 0.5, .drift_threshold = threshold, .budget_bytes = 0, .costs = {}});
+}
+
+TEST(OnlineReplanner, ArrivalDepartureAndBudgetMakePlansDue) {
+  auto online = make();
+  EXPECT_EQ(online.due(), replan_reason::none);
+  online.add_job(7, testing::small_vgg());
+  EXPECT_EQ(online.due(), replan_reason::arrival);
+  auto plans = online.replan_if_needed();
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans.at(7).planner, "tensile");
+  EXPECT_EQ(online.due(), replan_reason::none);
+  EXPECT_TRUE(online.replan_if_needed().empty());
+  online.add_job(9, testing::small_vgg());
+  EXPECT_EQ(online.replan_if_needed().size(), 2u);
+  online.remove_job(7);
+  EXPECT_EQ(online.due(), replan_reason::departure);
+  EXPECT_EQ(online.replan_if_needed().size(), 1u);
+  online.set_budget(1u << 20);
+  EXPECT_EQ(online.due(), replan_reason::budget);
+  EXPECT_EQ(online.replans(), 3u);  // the budget's plan is due, not made yet
+}
+
+TEST(OnlineReplanner, MeasuredTimesMoveTheEstimateByEwmaAndDriftPastTheThresholdReplans) {
+  auto online = make(0.1);
+  testing::sequence_builder b;
+  b.op("a", 1.0);
+  b.op("b", 1.0, phase::backward, op_kind::other, 0.5);  // 0.5 s idle before it
+  online.add_job(1, b.get());
+  static_cast<void>(online.replan());
+  // 0.5 * 1 + 0.5 * 1.1 = 1.05: moved 0.05 of a 2 s iteration, under 0.1.
+  online.record_duration(1, 0, 1.1);
+  EXPECT_DOUBLE_EQ(online.estimate_of(1).operations[0].duration_s, 1.05);
+  EXPECT_DOUBLE_EQ(online.estimate_of(1).operations[1].start_s, 1.55);  // idle time kept
+  EXPECT_EQ(online.due(), replan_reason::none);
+  // Both ops measured at 1.3: a = 1.175, b = 1.15: moved 0.325 of 2 s, past 0.1.
+  const std::vector<double> iteration{1.3, 1.3};
+  online.record_iteration(1, iteration);
+  EXPECT_EQ(online.due(), replan_reason::drift);
+  EXPECT_EQ(online.replan_if_needed().size(), 1u);
+  EXPECT_EQ(online.due(), replan_reason::none);  // the plan is now made for these times
+}
+
+TEST(OnlineReplanner, RefusesWrongUse) {
+  EXPECT_THROW(online_replanner(nullptr, {}), usage_error);
+  EXPECT_THROW(
+      online_replanner(std::shared_ptr<const planner>(make_planner("tensile")),
+                       {.ewma_beta = 1, .drift_threshold = 0.1, .budget_bytes = 0, .costs = {}}),
+      usage_error);
+  auto online = make();
+  online.add_job(1, testing::small_vgg());
+  EXPECT_THROW(online.add_job(1, testing::small_vgg()), usage_error);
+  EXPECT_THROW(online.remove_job(2), usage_error);
+  EXPECT_THROW(online.record_duration(1, 100000, 1.0), usage_error);
+  EXPECT_THROW(online.record_duration(1, 0, -1.0), usage_error);
+  const std::vector<double> short_iteration{1.0};
+  EXPECT_THROW(online.record_iteration(1, short_iteration), usage_error);
+}
+
+}  // namespace
+}  // namespace tandem::footprint
