@@ -100,8 +100,12 @@ struct runtime::shared {
   std::vector<std::int64_t> ids;                                    ///< their pool ids
   std::vector<std::optional<tandem::runtime::job_result>> results;  ///< once each left
   std::vector<std::thread::id> threads;                             ///< joined and not yet left
+  std::optional<tandem::runtime::run_result> closed;  ///< the results, once the device is gone
 
-  ~shared() {
+  ~shared() { take_down(); }
+
+  /// Destroys the device, or keeps its memory (leaked) while tensors made under it live.
+  void take_down() {
     if (device == nullptr) return;
     if (const auto live = device->pool().stats().live_bytes; live != 0) {
       // Tensors the user still holds point into the pool's memory: keep it, so they stay valid.
@@ -112,6 +116,7 @@ struct runtime::shared {
       device->uninstall_allocator();
       static_cast<void>(device.release());
     }
+    device.reset();
   }
 };
 
@@ -163,6 +168,8 @@ persistent_scope::persistent_scope()
     : scope_(std::make_unique<torch_support::kind_scope>(alloc_kind::persistent)) {}
 
 persistent_scope::~persistent_scope() = default;
+
+persistent_scope::persistent_scope(persistent_scope&&) noexcept = default;
 
 // ---- iteration_scope
 
@@ -341,13 +348,33 @@ runtime::runtime(const runtime_options& options) : shared_(std::make_shared<shar
                  "runtime options: policy static splits the budget into one partition per job; "
                  "set expected_jobs to the number of jobs that will join");
   shared_->spec = workload_of(options);
-  shared_->device = std::make_unique<tandem::runtime::detail::shared_device>(
-      tandem::runtime::detail::shared_device_options{.spec = &shared_->spec,
-                                                     .overrides = {},
-                                                     .expected_jobs = options.expected_jobs,
-                                                     .timeline = options.timeline,
-                                                     .record_allocations = false,
-                                                     .faults = nullptr});
+  // One runtime owns libtorch's CPU allocator at a time; say so in the API's own terms.
+  try {
+    shared_->device = std::make_unique<tandem::runtime::detail::shared_device>(
+        tandem::runtime::detail::shared_device_options{.spec = &shared_->spec,
+                                                       .overrides = {},
+                                                       .expected_jobs = options.expected_jobs,
+                                                       .timeline = options.timeline,
+                                                       .record_allocations = false,
+                                                       .faults = nullptr});
+  } catch (const usage_error& e) {
+    throw usage_error(std::string("another tandem runtime (or tandem run) owns libtorch's CPU "
+                                  "allocator in this process; close it first (") +
+                      e.what() + ")");
+  }
+}
+
+void runtime::close() {
+  if (shared_->device == nullptr) return;
+  {
+    std::lock_guard lock(shared_->mutex);
+    for (std::size_t j = 0; j < shared_->names.size(); ++j) {
+      TANDEM_EXPECTS(shared_->results[j].has_value(), usage_error,
+                     "close: job '" + shared_->names[j] + "' has not left; leave every job first");
+    }
+  }
+  shared_->closed = results();
+  shared_->take_down();
 }
 
 runtime::~runtime() = default;
@@ -359,6 +386,7 @@ job runtime::join(const std::string& name, const job_options& options) {
                      std::to_string(options.batch_size));
   TANDEM_EXPECTS(!options.iterations || *options.iterations > 0, usage_error,
                  "join: iterations, when given, must be above 0");
+  TANDEM_EXPECTS(shared_->device != nullptr, usage_error, "join: the runtime was closed");
   auto& device = *shared_->device;
   TANDEM_EXPECTS(!device.gate().stop_requested(), usage_error,
                  "join: the runtime was stopped; no job joins after stop()");
@@ -411,6 +439,7 @@ job runtime::join(const std::string& name, const job_options& options) {
 }
 
 void runtime::change_budget(std::string_view size) {
+  TANDEM_EXPECTS(shared_->device != nullptr, usage_error, "change_budget: the runtime was closed");
   const auto bytes = parse_bytes(size);
   auto& device = *shared_->device;
   TANDEM_EXPECTS(bytes > 0 && bytes <= device.pool().stats().capacity, usage_error,
@@ -420,10 +449,14 @@ void runtime::change_budget(std::string_view size) {
 }
 
 void runtime::stop() {
-  shared_->device->gate().stop();
+  if (shared_->device != nullptr) shared_->device->gate().stop();
 }
 
 tandem::runtime::run_result runtime::results() const {
+  if (shared_->device == nullptr) {
+    TANDEM_EXPECTS(shared_->closed.has_value(), usage_error, "results: the runtime is gone");
+    return *shared_->closed;
+  }
   std::vector<tandem::runtime::job_result> jobs;
   std::vector<std::int64_t> ids;
   bool all_left = true;

@@ -76,6 +76,8 @@ class job;
 class persistent_scope {
  public:
   ~persistent_scope();
+  persistent_scope(persistent_scope&&) noexcept;
+  persistent_scope& operator=(persistent_scope&&) = delete;
   persistent_scope(const persistent_scope&) = delete;
   persistent_scope& operator=(const persistent_scope&) = delete;
 
@@ -163,8 +165,11 @@ class runtime {
   void stop();
 
   /// What was measured, as `tandem run` reports it, for the jobs that have left (every job,
-  /// once all have).
+  /// once all have). Still answers after close().
   [[nodiscard]] tandem::runtime::run_result results() const;
+  /// Takes the device down now (the destructor does otherwise), so that another runtime can be
+  /// made in this process. Throws usage_error while a job has not left. Idempotent.
+  void close();
 
   struct shared;  ///< the device and the jobs' records; in the implementation
 

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+"""Four trials of a network defined here, with different learning rates, trained side by side
+by ordinary PyTorch loops on four threads under one memory budget. The lines tandem adds to a
+loop are marked "tandem:". Ctrl-C stops every trial at its next iteration and still prints what
+was measured.
+
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/hpo.py [--policy scrooge]
+        [--budget 256MiB] [--iterations 30] [--json results.json]
+"""
+
+import argparse
+import sys
+import threading
+
+import torch
+
+import tandem
+
+
+class SmallConvNet(torch.nn.Module):
+    """A small classifier for 3x32x32 images."""
+
+    def __init__(self):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2))
+        self.head = torch.nn.Linear(32 * 8 * 8, 10)
+
+    def forward(self, x):
+        return self.head(self.features(x).flatten(1))
+
+
+def train(job, learning_rate, iterations):
+    """An ordinary PyTorch loop; its model and batch are gone when it returns."""
+    with job.persistent():  # tandem:
+        torch.manual_seed(0)
+        net = SmallConvNet()
+        optimizer = torch.optim.SGD(net.parameters(), lr=learning_rate, momentum=0.9)
+    generator = torch.Generator().manual_seed(1234)
+    images = torch.randn(32, 3, 32, 32, generator=generator)
+    labels = torch.randint(0, 10, (32,), generator=generator)
+    for _ in range(iterations):
+        with job.iteration() as step:  # tandem:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(net(images), labels)
+            loss.backward()
+            optimizer.step()
+            step.report_loss(loss.item())  # tandem:
+
+
+def trial(rt, name, learning_rate, iterations, errors):
+    try:
+        with rt.join(name, model="small-convnet", batch_size=32) as job:  # tandem:
+            train(job, learning_rate, iterations)
+    except tandem.Stopped:
+        pass  # the runtime was stopped: the job left with what it measured
+    except Exception as error:  # noqa: BLE001  (a failed trial is reported; the others go on)
+        errors.append(f"{name}: {error}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policy", default="scrooge")
+    parser.add_argument("--budget", default="256MiB")
+    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--json", help="write the results here (the JSON of tandem run --json)")
+    args = parser.parse_args()
+    if args.iterations < 1:
+        parser.error("--iterations must be at least 1")
+    try:
+        # Small models want regions smaller than the pool's default 64 MiB (sized for GPUs).
+        rt = tandem.Runtime(budget=args.budget, policy=args.policy, region_size="2MiB",
+                            expected_jobs=4)
+    except tandem.ConfigError as error:
+        print(f"hpo.py: {error}", file=sys.stderr)
+        return 2
+    errors = []
+    threads = [threading.Thread(target=trial, args=(rt, f"trial-lr{rate}", rate,
+                                                    args.iterations, errors))
+               for rate in (0.001, 0.01, 0.05, 0.1)]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.2)
+    except KeyboardInterrupt:
+        print("\nhpo.py: stopping every trial at its next iteration", file=sys.stderr)
+        rt.stop()
+        for thread in threads:
+            thread.join()
+    rt.close()
+    print(rt.table())
+    for error in errors:
+        print(error, file=sys.stderr)
+    if args.json:
+        rt.write_json(args.json)
+    return 0 if not errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

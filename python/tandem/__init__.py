@@ -1,0 +1,166 @@
+"""tandem for PyTorch users: several training loops side by side under one memory budget.
+
+    import tandem
+    rt = tandem.Runtime(budget="1GiB", policy="scrooge")
+    # on each trial's thread:
+    with rt.join("trial-1", model="my-net", batch_size=32) as job:
+        with job.persistent():
+            model = MyNet(); optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for batch in batches:
+            with job.iteration() as step:
+                loss = ...; loss.backward(); optimizer.step()
+                step.report_loss(loss.item())
+    print(rt.table())
+    rt.close()  # or use the runtime as a context manager
+
+The runtime owns the memory of every tensor the joined threads make (it is torch's CPU allocator
+while it lives), and its policy decides when each job's iteration may run. A job's calls belong
+to the thread that joined. An exception inside an iteration fails that job only: it leaves, its
+memory goes back, and the other trials go on as they would alone. Tensors that outlive their
+job's `with` block (a model made in the block's own function) keep their memory out of the
+other jobs' reach until they are dropped, and the results warn of it: make the model inside a
+function the block calls. One Runtime is alive in a process at a time.
+"""
+
+import json
+import traceback
+
+import torch  # noqa: F401  (the libtorch the compiled half installs its allocator in)
+
+from ._tandem import ConfigError, Error, Stopped, UsageError
+from ._tandem import Runtime as _Runtime
+
+__all__ = ["Runtime", "Job", "ConfigError", "UsageError", "Stopped", "Error"]
+
+
+class _Iteration:
+    def __init__(self, job):
+        self._job = job
+
+    def __enter__(self):
+        self._job.begin_iteration()
+        return self
+
+    def report_loss(self, loss):
+        """The iteration's loss, for the results' first and last loss."""
+        self._job.report_loss(float(loss))
+
+    def __exit__(self, kind, value, trace):
+        if kind is None:
+            self._job.end_iteration()
+        else:
+            self._job.fail_iteration(f"{kind.__name__}: {value}")
+        return False
+
+
+class _Persistent:
+    def __init__(self, job):
+        self._job = job
+
+    def __enter__(self):
+        self._job.begin_persistent()
+        return self
+
+    def __exit__(self, kind, value, trace):
+        self._job.end_persistent()
+        return False
+
+
+class Job:
+    """A trial joined to a runtime; use it as a context manager on the thread that joined."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    @property
+    def name(self):
+        return self._handle.name
+
+    @property
+    def iterations(self):
+        """Iterations ended so far."""
+        return self._handle.iterations
+
+    def iteration(self):
+        """`with job.iteration() as step:` waits until the policy lets the job run one."""
+        return _Iteration(self._handle)
+
+    def persistent(self):
+        """`with job.persistent():` tags what is made inside (weights, optimizer state)."""
+        return _Persistent(self._handle)
+
+    def fail(self, reason):
+        self._handle.fail(str(reason))
+
+    def leave(self):
+        self._handle.leave()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, trace):
+        if trace is not None:
+            # The traceback keeps the failed loop's frames, and with them its tensors, alive;
+            # clear them so that the job's memory goes back as it leaves.
+            traceback.clear_frames(trace)
+        if kind is not None and not issubclass(kind, Stopped):
+            self._handle.fail(f"{kind.__name__}: {value}")
+        self._handle.leave()
+        return False
+
+
+class Runtime:
+    """One device's memory and policy, shared by the jobs that join it.
+
+    budget: what the jobs may hold together ("1GiB"); policy: a tandem policy name (scrooge,
+    nodegroup, temporal, spatial, static, exclusive, fifo, srtf, pack, fair); capacity: what
+    the pool reserves (default: the budget); region_size: the pool's unit of sharing (default
+    64MiB; small models want "2MiB"); policy_options: the policy's numeric options;
+    expected_jobs: how many will join, when known (static needs it).
+    """
+
+    def __init__(self, budget, policy="scrooge", capacity=None, region_size=None,
+                 policy_options=None, expected_jobs=0, copy_bandwidth="auto"):
+        self._runtime = _Runtime(budget=budget, policy=policy, capacity=capacity,
+                                 region_size=region_size, policy_options=policy_options or {},
+                                 expected_jobs=expected_jobs, copy_bandwidth=copy_bandwidth)
+
+    def close(self):
+        """Takes the device down (every job must have left), so that another Runtime can be
+        made; results stay readable. Also what leaving a `with tandem.Runtime(...)` block does."""
+        self._runtime.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, trace):
+        self.close()
+        return False
+
+    def join(self, name, model="custom", batch_size=0, iterations=None, priority=0):
+        """The calling thread joins as job `name`; jobs alike in model and batch share what a
+        policy learns of their memory."""
+        return Job(self._runtime.join(name=name, model=model, batch_size=batch_size,
+                                      iterations=iterations, priority=priority))
+
+    def change_budget(self, size):
+        self._runtime.change_budget(size)
+
+    def stop(self):
+        """Every job leaves at its next iteration (job.iteration() raises Stopped)."""
+        self._runtime.stop()
+
+    def results(self):
+        """What was measured, as a dict: the JSON of `tandem run --json`."""
+        return json.loads(self._runtime.results_json())
+
+    def results_json(self):
+        return self._runtime.results_json()
+
+    def table(self):
+        """The table `tandem run` prints."""
+        return self._runtime.table()
+
+    def write_json(self, path):
+        """Writes the results to `path` whole or not at all."""
+        self._runtime.write_json(path)

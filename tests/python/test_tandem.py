@@ -1,0 +1,186 @@
+"""The Python module on user-defined PyTorch models: losses fall, the budget holds, a failing
+trial leaves the others as they would be alone, wrong arguments raise clear exceptions, stop()
+keeps what was measured. Run by ctest (tests/python/CMakeLists.txt) with the built module on
+PYTHONPATH, under Debian's /usr/bin/python3."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+
+import pytest
+import torch
+
+import tandem
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(),
+                                          torch.nn.Linear(128, 4))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+_initialization = threading.Lock()
+
+
+def train(rt, name, iterations, fail_at=None, losses=None):
+    """A user's loop; `fail_at` raises inside that iteration."""
+    losses = [] if losses is None else losses
+    with rt.join(name, model="mlp-test", batch_size=16, iterations=iterations) as job:
+        loop(job, iterations, fail_at, losses)  # its tensors are gone when the job leaves
+    return losses
+
+
+def loop(job, iterations, fail_at, losses):
+    with job.persistent():
+        with _initialization:  # torch's default generator is the process's
+            torch.manual_seed(3)
+            net = Mlp()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
+    generator = torch.Generator().manual_seed(11)
+    x = torch.randn(16, 64, generator=generator)
+    y = torch.randint(0, 4, (16,), generator=generator)
+    for i in range(iterations):
+        with job.iteration() as step:
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+            if i == fail_at:
+                raise RuntimeError("injected failure")
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            step.report_loss(losses[-1])
+
+
+def runtime(policy="scrooge", budget="64MiB"):
+    return tandem.Runtime(budget=budget, policy=policy, region_size="2MiB", expected_jobs=2)
+
+
+def in_threads(*targets):
+    threads = [threading.Thread(target=t) for t in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+@pytest.mark.parametrize("policy", ["scrooge", "nodegroup", "temporal"])
+def test_two_trials_train_side_by_side_within_the_budget(policy):
+    rt = runtime(policy)
+    a, b = [], []
+    in_threads(lambda: train(rt, "a", 12, losses=a), lambda: train(rt, "b", 12, losses=b))
+    results = rt.results()
+    assert [job["status"] for job in results["jobs"]] == ["completed", "completed"]
+    for job in results["jobs"]:
+        assert job["iterations"] == 12
+        assert job["last_loss"] < job["first_loss"]
+    assert results["peak_live_bytes"] <= results["budget_bytes"]
+    assert a == b  # the same seeds: the same losses, whatever ran beside them
+    assert "a " in rt.table() and "completed" in rt.table()
+    assert results["warnings"] == []
+    rt.close()
+
+
+def test_a_failing_trial_leaves_the_other_as_it_would_be_alone():
+    with runtime() as rt:
+        alone = train(rt, "survivor", 10)
+    rt = runtime()
+    beside = []
+    failures = []
+
+    def failing():
+        try:
+            train(rt, "failing", 10, fail_at=4)
+        except RuntimeError as error:
+            failures.append(str(error))
+
+    in_threads(lambda: train(rt, "survivor", 10, losses=beside), failing)
+    assert failures == ["injected failure"]
+    assert beside == alone
+    jobs = {job["name"]: job for job in rt.results()["jobs"]}
+    assert jobs["survivor"]["status"] == "completed"
+    assert jobs["failing"]["status"] == "failed"
+    assert jobs["failing"]["iterations"] == 4
+    assert "injected failure" in jobs["failing"]["error"]
+    assert rt.results()["warnings"] == []
+    rt.close()
+
+
+def test_wrong_arguments_raise_clear_exceptions():
+    with pytest.raises(tandem.ConfigError, match="did you mean 'scrooge'"):
+        tandem.Runtime(budget="64MiB", policy="scroge")
+    with pytest.raises(tandem.ConfigError, match="budget"):
+        tandem.Runtime(budget="lots")
+    with pytest.raises(tandem.ConfigError, match="no option 'lanez'"):
+        tandem.Runtime(budget="64MiB", policy="scrooge", policy_options={"lanez": 2})
+    with pytest.raises(TypeError):
+        tandem.Runtime(budget=64)
+    rt = runtime()
+    with pytest.raises(tandem.UsageError, match="another tandem runtime"):
+        runtime()
+    with rt.join("one") as job:
+        with pytest.raises(tandem.UsageError, match="already job 'one'"):
+            rt.join("two")
+        with pytest.raises(tandem.UsageError, match="report_loss outside an iteration"):
+            job._handle.report_loss(1.0)
+        with job.iteration():
+            with pytest.raises(tandem.UsageError, match="already under way"):
+                job.iteration().__enter__()
+    with pytest.raises(tandem.UsageError, match="has left"):
+        with job.iteration():
+            pass
+    with pytest.raises(tandem.UsageError, match="at most the capacity"):
+        rt.change_budget("1TiB")
+    rt.close()
+    with pytest.raises(tandem.UsageError, match="closed"):
+        rt.join("late")
+    assert [job["name"] for job in rt.results()["jobs"]] == ["one"]
+
+
+def test_stop_ends_every_trial_at_its_next_iteration_and_keeps_what_was_measured(tmp_path):
+    rt = runtime()
+    stopped = []
+
+    def endless(name):
+        try:
+            train(rt, name, 10**6)
+        except tandem.Stopped:
+            stopped.append(name)
+
+    threads = [threading.Thread(target=endless, args=(f"job{i}",)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    threading.Event().wait(0.5)
+    rt.stop()
+    for thread in threads:
+        thread.join()
+    assert sorted(stopped) == ["job0", "job1"]
+    rt.close()
+    path = tmp_path / "results.json"
+    rt.write_json(str(path))
+    results = json.loads(path.read_text())
+    assert results["stopped"] is True
+    for job in results["jobs"]:
+        assert job["status"] == "stopped"
+        assert 0 < job["iterations"] < 10**6
+
+
+def test_the_example_trains_four_trials(tmp_path):
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python", "hpo.py")
+    out = tmp_path / "hpo.json"
+    run = subprocess.run([sys.executable, example, "--iterations", "5", "--json", str(out)],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    assert [line.split()[1] for line in run.stdout.splitlines()
+            if line.startswith("trial-")] == ["completed"] * 4
+    assert "still alive" not in run.stderr
+    assert len(json.loads(out.read_text())["jobs"]) == 4
+    bad = subprocess.run([sys.executable, example, "--policy", "nope"], capture_output=True,
+                         text=True, timeout=60, check=False)
+    assert bad.returncode == 2
+    assert "unknown policy 'nope'" in bad.stderr
