@@ -264,7 +264,9 @@ RC_GTEST_PROP(TensileProperty, JointPlansValidateNeverQueueNeverWaitAndReachARea
     }
     const auto predicted = predict_together(priced, costs);
     std::vector<std::pair<double, double>> busy;
+    bool wraps = false;
     for (std::size_t j = 0; j < predicted.size(); ++j) {
+      for (const auto& d : plans[j].decisions) wraps = wraps || d.wraps;
       RC_ASSERT(predicted[j].stall_s <= 1e-6 * vanilla[j].iteration_s);
       for (std::size_t k = 0; k < plans[j].decisions.size(); ++k) {
         if (plans[j].decisions[k].what != action::swap) continue;
@@ -275,9 +277,17 @@ RC_GTEST_PROP(TensileProperty, JointPlansValidateNeverQueueNeverWaitAndReachARea
         busy.emplace_back(c.in_started_s, c.in_done_s);
       }
     }
+    // The steady state: copies out across iterations that run past the next iteration's start
+    // overlap its start (prediction::carried_copies).
+    const double period = predicted.front().next_iteration_s;
+    const auto own = busy.size();
+    for (std::size_t i = 0; i < own; ++i) {
+      if (busy[i].second > period) busy.emplace_back(busy[i].first - period, busy[i].second - period);
+    }
     std::sort(busy.begin(), busy.end());
     for (std::size_t i = 1; i < busy.size(); ++i)
-      RC_ASSERT(busy[i].first >= busy[i - 1].second - 1e-12);
+      RC_ASSERT(busy[i].first >= busy[i - 1].second - 1e-9);
+    RC_TAG(wraps ? "swaps across iterations" : "no swap across iterations");
     return system_peak_of(predicted).bytes;
   };
 
