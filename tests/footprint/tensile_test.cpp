@@ -282,7 +282,8 @@ RC_GTEST_PROP(TensileProperty, JointPlansValidateNeverQueueNeverWaitAndReachARea
     const double period = predicted.front().next_iteration_s;
     const auto own = busy.size();
     for (std::size_t i = 0; i < own; ++i) {
-      if (busy[i].second > period) busy.emplace_back(busy[i].first - period, busy[i].second - period);
+      if (busy[i].second > period)
+        busy.emplace_back(busy[i].first - period, busy[i].second - period);
     }
     std::sort(busy.begin(), busy.end());
     for (std::size_t i = 1; i < busy.size(); ++i)
