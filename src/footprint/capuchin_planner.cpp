@@ -98,7 +98,8 @@ class capuchin_planner final : public planner {
                c.stretch.released_after,
                c.stretch.needed_at,
                {released_op, 0},
-               trigger_at(s, released_op, needed_op, s.operations[needed_op].start_s - copy_in_s)};
+               trigger_at(s, released_op, needed_op, s.operations[needed_op].start_s - copy_in_s),
+               false};
     if (!try_add(p, d, s)) return false;
     const double tolerance = 1e-9 * std::max(current.iteration_s, 1e-9);
     // Feedback: a few moves by the stall seen, then the earliest useful trigger, then give up.

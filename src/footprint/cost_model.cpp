@@ -22,6 +22,22 @@
 //   start of the rerun (the creating operation once more, its recorded duration). A rerun's
 //   input that is recomputed itself is rebuilt first and then stays (its own stretch ends
 //   there); an input due back by swap-in for the same operation is waited for.
+// - Stretches across iterations (Note [Stretches across iterations], plan.hpp), priced in the
+//   steady state: consecutive iterations are replayed, each from what the one before left at
+//   the boundary, until that no longer changes (a few iterations), and the last is the
+//   prediction. The jobs of a replay start every iteration together, when the slowest one's
+//   last operation ends (prediction::next_iteration_s); what the boundary carries is, per
+//   wrapping decision, when its copy out completed (from the next iteration's start: negative
+//   when before it), and the copies still on the channel then: one running (the rest of it,
+//   first), those queued (issued before the boundary: ahead of every copy of the next
+//   iteration) and those issued after the boundary (a trigger's delay past the last
+//   operation), which take their place by issue time among the next iteration's. A wrapping
+//   tensor is held at the
+//   iteration's start only until its carried copy out completes; its copy in is issued at
+//   max(swap_in trigger, that completion) and takes the memory then; its copy out, at the end,
+//   frees it on completion, possibly after the last operation. The first iteration replayed
+//   (nothing carried) starts with the tensor already out, as a run's first planned iteration
+//   does (the executor moves it out before).
 
 #include "tandem/footprint/cost_model.hpp"
 
@@ -67,11 +83,46 @@ struct stretch_state {
   copy_timing timing;
 };
 
+/// A copy of iteration k still on the channel when iteration k + 1 starts.
+struct carried_copy {
+  double issue_s = 0;   ///< from iteration k + 1's start; 0 when issued (or running) before it
+  double length_s = 0;  ///< what is left of it
+};
+
+/// What iteration k leaves to iteration k + 1 (Note [Stretches across iterations]).
+struct boundary_carry {
+  /// Per job, per decision: when a wrapping decision's copy out completed, from the next
+  /// iteration's start; empty for the other decisions.
+  std::vector<std::vector<std::optional<double>>> out_done_s;
+  std::vector<carried_copy> copies;  ///< in issue order
+};
+
+bool settled(const boundary_carry& a, const boundary_carry& b, double tolerance_s) {
+  const auto near = [&](double x, double y) { return std::abs(x - y) <= tolerance_s; };
+  if (a.copies.size() != b.copies.size()) return false;
+  for (std::size_t c = 0; c < a.copies.size(); ++c) {
+    if (!near(a.copies[c].issue_s, b.copies[c].issue_s) ||
+        !near(a.copies[c].length_s, b.copies[c].length_s))
+      return false;
+  }
+  for (std::size_t j = 0; j < a.out_done_s.size(); ++j) {
+    for (std::size_t k = 0; k < a.out_done_s[j].size(); ++k) {
+      const auto& x = a.out_done_s[j][k];
+      const auto& y = b.out_done_s[j][k];
+      if (x.has_value() != y.has_value() || (x && !near(*x, *y))) return false;
+    }
+  }
+  return true;
+}
+
 struct copy {
   std::size_t job = 0;
   std::size_t decision = 0;
   bool inbound = false;
   double issue_s = 0;
+  std::optional<double> carried_s;  ///< the previous iteration's, this long (no decision here)
+  double started_s = 0;
+  double done_s = 0;
 };
 
 struct job_replay {
@@ -193,19 +244,27 @@ struct job_replay {
 
 class replay {
  public:
-  replay(std::span<const planned_job> jobs, const cost_options& options) : options_(options) {
+  replay(std::span<const planned_job> jobs, const cost_options& options,
+         const boundary_carry* carried)
+      : options_(options), carried_(carried) {
     TANDEM_EXPECTS(std::isfinite(options.copy_bandwidth) && options.copy_bandwidth > 0, usage_error,
                    "cost_options::copy_bandwidth must be a number of bytes/s > 0");
     jobs_.reserve(jobs.size());
     for (const auto& job : jobs) {
       TANDEM_EXPECTS(job.sequence != nullptr && job.plan != nullptr, usage_error,
                      "planned_job needs a sequence and a plan");
-      validate(*job.plan, *job.sequence);
+      if (carried == nullptr) validate(*job.plan, *job.sequence);  // a later iteration: done
       jobs_.emplace_back(*job.sequence, *job.plan);
     }
   }
 
   std::vector<prediction> run() {
+    if (carried_) {
+      for (const auto& c : carried_->copies) {
+        copies_.push_back({0, 0, false, c.issue_s, c.length_s, 0, 0});
+        schedule(c.issue_s, event_kind::copy_issued, copies_.size() - 1);
+      }
+    }
     for (std::size_t j = 0; j < jobs_.size(); ++j) start_job(j);
     while (!events_.empty()) {
       const auto next = events_.top();
@@ -224,14 +283,56 @@ class replay {
           break;
       }
     }
+    double next_start = 0;
+    for (const auto& job : jobs_) next_start = std::max(next_start, job.result.iteration_s);
     std::vector<prediction> out;
     for (auto& job : jobs_) {
       TANDEM_ASSERT(job.done(), "the replay stopped before a job's last operation");
       finish_curve(job);
       for (const auto& state : job.stretches_) job.result.copies.push_back(state.timing);
+      job.result.next_iteration_s = next_start;
+      if (carried_) {
+        for (const auto& c : copies_) {
+          if (c.carried_s) job.result.carried_copies.push_back({c.started_s, c.done_s});
+        }
+      }
       out.push_back(std::move(job.result));
     }
     return out;
+  }
+
+  /// What this iteration leaves to the next (run() first).
+  [[nodiscard]] boundary_carry carry(const std::vector<prediction>& predicted) const {
+    const double next_start = predicted.empty() ? 0.0 : predicted.front().next_iteration_s;
+    boundary_carry c;
+    for (const auto& moved : copies_) {
+      if (moved.done_s <= next_start) continue;
+      if (moved.started_s < next_start) {
+        c.copies.push_back({0.0, moved.done_s - next_start});
+      } else {
+        c.copies.push_back(
+            {std::max(0.0, moved.issue_s - next_start), moved.done_s - moved.started_s});
+      }
+    }
+    // Issue order, as the channel took them (the one running first).
+    std::stable_sort(
+        c.copies.begin(), c.copies.end(),
+        [](const carried_copy& a, const carried_copy& b) { return a.issue_s < b.issue_s; });
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+      const auto& decisions = jobs_[j].plan_.decisions;
+      c.out_done_s.emplace_back(decisions.size());
+      for (std::size_t k = 0; k < decisions.size(); ++k) {
+        if (decisions[k].wraps) c.out_done_s[j][k] = predicted[j].copies[k].out_done_s - next_start;
+      }
+    }
+    return c;
+  }
+
+  [[nodiscard]] bool any_wraps() const {
+    return std::any_of(jobs_.begin(), jobs_.end(), [](const job_replay& job) {
+      return std::any_of(job.plan_.decisions.begin(), job.plan_.decisions.end(),
+                         [](const decision& d) { return d.wraps; });
+    });
   }
 
  private:
@@ -259,6 +360,9 @@ class replay {
       if (!x.created_by) held += x.bytes;
     }
     job.take(0, held);
+    for (std::size_t k = 0; k < job.plan_.decisions.size(); ++k) {
+      if (job.plan_.decisions[k].wraps) start_wrap(j, k);
+    }
     job.result.op_start_s.assign(s.operations.size(), 0.0);
     for (const auto k : job.at_start_) release(j, k, 0);
     if (job.done()) return;
@@ -318,6 +422,18 @@ class replay {
     job.next_op = op + 1;
   }
 
+  /// A wrapping decision at the iteration's start: out since the previous iteration's copy out
+  /// completed (in a run's first iteration, since before it started: the executor moves it out
+  /// before the first planned iteration).
+  void start_wrap(std::size_t j, std::size_t k) {
+    auto& job = jobs_[j];
+    auto& state = job.stretches_[k];
+    const auto carried = carried_ ? carried_->out_done_s[j][k] : std::nullopt;
+    const double done = carried.value_or(-std::numeric_limits<double>::infinity());
+    state.out_done_s = done;
+    job.give(std::max(0.0, done), job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
+  }
+
   /// Decision `k`'s tensor has had its release access, which ended at `at_s`.
   void release(std::size_t j, std::size_t k, double at_s) {
     auto& job = jobs_[j];
@@ -334,7 +450,8 @@ class replay {
     auto& state = jobs_[j].stretches_[k];
     if (state.out_issued || !state.released_s || !state.out_trigger_s) return;
     state.out_issued = true;
-    copies_.push_back({j, k, false, std::max(*state.released_s, *state.out_trigger_s)});
+    copies_.push_back(
+        {j, k, false, std::max(*state.released_s, *state.out_trigger_s), std::nullopt, 0, 0});
     schedule(copies_.back().issue_s, event_kind::copy_issued, copies_.size() - 1);
   }
 
@@ -345,7 +462,7 @@ class replay {
     state.in_issued = true;
     const double issue = std::max(*state.in_trigger_s, *state.out_done_s);
     job.take(issue, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
-    copies_.push_back({j, k, true, issue});
+    copies_.push_back({j, k, true, issue, std::nullopt, 0, 0});
     schedule(issue, event_kind::copy_issued, copies_.size() - 1);
   }
 
@@ -354,7 +471,12 @@ class replay {
     const auto c = channel_queue_.front();
     channel_queue_.pop_front();
     channel_busy_ = true;
-    const auto& moved = copies_[c];
+    auto& moved = copies_[c];
+    moved.started_s = now_;
+    if (moved.carried_s) {
+      schedule(now_ + *moved.carried_s, event_kind::copy_done, c);
+      return;
+    }
     const auto& job = jobs_[moved.job];
     const auto bytes = job.sequence_.tensors[job.plan_.decisions[moved.decision].tensor].bytes;
     auto& timing = jobs_[moved.job].stretches_[moved.decision].timing;
@@ -365,8 +487,10 @@ class replay {
 
   void copy_done(std::size_t c) {
     channel_busy_ = false;
+    copies_[c].done_s = now_;
     start_next_copy();
     const auto moved = copies_[c];
+    if (moved.carried_s) return;
     auto& job = jobs_[moved.job];
     const auto bytes = job.sequence_.tensors[job.plan_.decisions[moved.decision].tensor].bytes;
     auto& state = job.stretches_[moved.decision];
@@ -375,7 +499,8 @@ class replay {
       job.give(now_, bytes);
       job.result.swapped_out_bytes += bytes;
       state.out_done_s = now_;
-      issue_copy_in(moved.job, moved.decision);
+      // A wrapping decision's copy in came first, in this iteration's beginning.
+      if (!job.plan_.decisions[moved.decision].wraps) issue_copy_in(moved.job, moved.decision);
       return;
     }
     job.result.swapped_in_bytes += bytes;
@@ -410,6 +535,7 @@ class replay {
   }
 
   cost_options options_;
+  const boundary_carry* carried_ = nullptr;  ///< null: a run's first iteration
   std::vector<job_replay> jobs_;
   std::vector<copy> copies_;
   std::deque<std::size_t> channel_queue_;
@@ -428,7 +554,22 @@ prediction predict(const access_sequence& sequence, const plan& p, const cost_op
 
 std::vector<prediction> predict_together(std::span<const planned_job> jobs,
                                          const cost_options& options) {
-  return replay(jobs, options).run();
+  replay first(jobs, options, nullptr);
+  auto predicted = first.run();
+  if (!first.any_wraps()) return predicted;
+  // Note [Stretches across iterations]: iterations from what the one before left, until the
+  // boundary settles.
+  auto carried = first.carry(predicted);
+  constexpr int max_iterations = 8;
+  for (int i = 0; i < max_iterations; ++i) {
+    replay next(jobs, options, &carried);
+    predicted = next.run();
+    auto left = next.carry(predicted);
+    const double tolerance = 1e-12 * std::max(1.0, predicted.front().next_iteration_s);
+    if (settled(left, carried, tolerance)) break;
+    carried = std::move(left);
+  }
+  return predicted;
 }
 
 plan_ratios ratios_of(std::size_t vanilla_peak_bytes, std::size_t planned_peak_bytes,

@@ -68,6 +68,10 @@ class plan_checker {
                     " tensors); plan again for this sequence");
     const auto& x = sequence_.tensors[d.tensor];
     const auto reads = x.read_by.size();
+    if (d.wraps) {
+      check_wrap(k);
+      return;
+    }
     if (d.needed_at == 0 || d.needed_at > reads)
       refuse(k, "needed_at is access " + std::to_string(d.needed_at) +
                     ", which does not exist: " + "the tensor is read " + std::to_string(reads) +
@@ -97,10 +101,48 @@ class plan_checker {
     }
   }
 
+  /// Note [Stretches across iterations] (plan.hpp).
+  void check_wrap(std::size_t k) const {
+    const auto& d = plan_.decisions[k];
+    const auto& x = sequence_.tensors[d.tensor];
+    const auto reads = x.read_by.size();
+    if (!persistent(x))
+      refuse(k, "wraps the iteration boundary, but a " + std::string(to_string(x.role)) +
+                    " is made in the iteration and does not outlive it; only a parameter or "
+                    "optimizer state (no creating operation) can stay out across iterations");
+    if (d.what != action::swap)
+      refuse(k,
+             "wraps the iteration boundary by recompute; only a swap can keep a tensor out "
+             "across iterations");
+    if (reads == 0)
+      refuse(k,
+             "wraps the iteration boundary, but the tensor is never read; nothing needs it "
+             "back");
+    if (d.released_after != reads || d.needed_at != 1)
+      refuse(k, "wraps the iteration boundary from access " + std::to_string(d.released_after) +
+                    " to access " + std::to_string(d.needed_at) +
+                    " of the next iteration; a stretch across iterations runs from the last "
+                    "access (released_after = " +
+                    std::to_string(reads) + ") to the first read (needed_at = 1)");
+    const auto needed_op = *sequence_.access_op(d.tensor, 1);
+    // The copy out's trigger belongs to the releasing iteration: any operation of it.
+    check_trigger(k, d.swap_out, "swap_out", sequence_.operations.size());
+    check_trigger(k, d.swap_in, "swap_in", needed_op);
+  }
+
   void check_no_overlap(const detail::stretch_lookup& lookup, std::size_t t) const {
     const auto& mine = lookup.decisions_of(t);
     for (std::size_t a = 0; a < mine.size(); ++a) {
       for (std::size_t b = a + 1; b < mine.size(); ++b) {
+        const auto& first = plan_.decisions[mine[a]];
+        const auto& second = plan_.decisions[mine[b]];
+        // A stretch across iterations also covers the iteration's start up to access 1.
+        if ((first.wraps && !second.wraps && second.released_after == 0) ||
+            (second.wraps && !first.wraps && first.released_after == 0))
+          refuse(mine[b], "its stretch overlaps decision " + std::to_string(mine[a]) +
+                              "'s: one wraps the iteration boundary, so the tensor is out "
+                              "already from the iteration's start to its first read; drop the "
+                              "stretch from access 0");
         if (plan_.decisions[mine[a]].released_after == plan_.decisions[mine[b]].released_after)
           refuse(mine[b], "its stretch overlaps decision " + std::to_string(mine[a]) +
                               "'s (both release it after access " +
@@ -194,7 +236,8 @@ void write_plan_json(const plan& p, std::ostream& out) {
                          {"released_after", d.released_after},
                          {"needed_at", d.needed_at},
                          {"swap_out", to_json(d.swap_out)},
-                         {"swap_in", to_json(d.swap_in)}});
+                         {"swap_in", to_json(d.swap_in)},
+                         {"wraps", d.wraps}});
   }
   const nlohmann::json document{{"schema_version", plan_schema_version},
                                 {"planner", p.planner},
@@ -209,7 +252,10 @@ plan read_plan_json(std::istream& in, const std::string& source) {
   const auto context = context_for(source);
   const auto document = parse_document(in, context);
   const json_field root(document, "", context);
-  check_schema_version(root, plan_schema_version, "a plan", context);
+  // Schema 1 is schema 2 without `wraps` (no stretch wrapped then).
+  const auto version = root["schema_version"].json();
+  const bool schema_1 = version.is_number_integer() && version.get<std::int64_t>() == 1;
+  check_schema_version(root, schema_1 ? 1 : plan_schema_version, "a plan", context);
   plan p;
   p.planner = root["planner"].text();
   p.model = root["model"].text();
@@ -223,6 +269,7 @@ plan read_plan_json(std::istream& in, const std::string& source) {
     d.needed_at = f["needed_at"].count<std::size_t>();
     d.swap_out = read_trigger(f["swap_out"]);
     d.swap_in = read_trigger(f["swap_in"]);
+    if (!schema_1) d.wraps = f["wraps"].flag();
     p.decisions.push_back(d);
   }
   return p;

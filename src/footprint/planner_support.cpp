@@ -22,11 +22,12 @@ decision prefetched_swap(const access_sequence& s, std::size_t t, access_pair st
   const auto released = s.access_op(t, stretch.released_after).value_or(0);
   const auto needed = *s.access_op(t, stretch.needed_at);
   return {
-      t, action::swap, stretch.released_after, stretch.needed_at, {released, 0}, {needed - 1, 0}};
+      t,    action::swap, stretch.released_after, stretch.needed_at, {released, 0}, {needed - 1, 0},
+      false};
 }
 
 decision recompute(std::size_t t, access_pair stretch) {
-  return {t, action::recompute, stretch.released_after, stretch.needed_at, {}, {}};
+  return {t, action::recompute, stretch.released_after, stretch.needed_at, {}, {}, false};
 }
 
 bool try_add(plan& p, const decision& d, const access_sequence& s) {

@@ -13,15 +13,26 @@
 namespace tandem::footprint::detail {
 
 /// The tensor leaves after `from_op` ends (-1: at the iteration's start, for a persistent tensor
-/// released at its access 0) and must be back before `to_op` starts.
+/// released at its access 0) and must be back before `to_op` starts. A span that wraps (Note
+/// [Stretches across iterations], plan.hpp) has it out before `to_op` and after `from_op` of
+/// every iteration: to_op <= from_op.
 struct stretch_span {
   std::ptrdiff_t from_op = -1;
   std::size_t to_op = 0;
+  bool wraps = false;
+
+  /// Whether the tensor is out when operation `op` is about to start.
+  [[nodiscard]] bool out_before(std::size_t op) const {
+    const auto at = static_cast<std::ptrdiff_t>(op);
+    if (wraps) return op <= to_op || from_op < at;
+    return from_op < at && op <= to_op;
+  }
 };
 
 inline stretch_span span_of(const access_sequence& s, const decision& d) {
   const auto from = s.access_op(d.tensor, d.released_after);
-  return {from ? static_cast<std::ptrdiff_t>(*from) : -1, *s.access_op(d.tensor, d.needed_at)};
+  return {from ? static_cast<std::ptrdiff_t>(*from) : -1, *s.access_op(d.tensor, d.needed_at),
+          d.wraps};
 }
 
 /// access_sequence::inputs_of for every operation at once (in tensor order), in one pass.
@@ -42,11 +53,10 @@ class stretch_lookup {
   }
 
   /// The decision whose stretch has tensor `t` out when operation `op` is about to start
-  /// (from_op < op <= to_op).
+  /// (stretch_span::out_before).
   [[nodiscard]] std::optional<std::size_t> out_before(std::size_t t, std::size_t op) const {
     for (const auto k : by_tensor_[t]) {
-      const auto span = span_of(sequence_, plan_.decisions[k]);
-      if (span.from_op < static_cast<std::ptrdiff_t>(op) && op <= span.to_op) return k;
+      if (span_of(sequence_, plan_.decisions[k]).out_before(op)) return k;
     }
     return std::nullopt;
   }

@@ -11,10 +11,14 @@
 //   only where the one channel the jobs share is idle (the channel's busy times come from the
 //   prediction, and grow with every copy placed in the round), so it never queues behind
 //   another and no operation waits for it. Optimizer-updated tensors (parameters, optimizer
-//   state) are swapped across iterations through their access 0, the iteration's start: the
-//   step that updates them is the iteration's last operation, so their copy out runs as the
-//   next iteration starts, and their copy in comes back before their first read. A job swaps
-//   at most max_swap_ratio of its tensors.
+//   state: their last read is in the optimizer's phase) are swapped across iterations (Note
+//   [Stretches across iterations], plan.hpp) when the peak lies after their update or before
+//   their first read: out right after the update, done by the peak (this iteration's, or the
+//   next one's when the peak comes before the first read), in during the next iteration, done
+//   before the first read. The channel is periodic, of the steady state's period
+//   (prediction::next_iteration_s): each busy time is also placed one period earlier and
+//   later, so that copies out running past the iteration's end and the next iteration's
+//   early copies in never overlap. A job swaps at most max_swap_ratio of its tensors.
 // - The round's choices are priced again: a copy the prediction shows queued or late, or a job
 //   that got slower, is taken back and not tried again at that peak. A round that places
 //   nothing ends the swapping.
@@ -48,14 +52,18 @@ namespace {
 /// never queues behind it through rounding.
 constexpr double copy_gap_s = 1e-9;
 
-/// The channel's busy times, sorted by start.
+/// The channel's busy times, sorted by start, repeated every `period_s` (the steady state's
+/// iteration; 0: not repeated) one period before and after.
 class channel_map {
  public:
+  explicit channel_map(double period_s) : period_s_(period_s) {}
+
   void add(double from, double to) {
-    const auto at = std::lower_bound(
-        busy_.begin(), busy_.end(), from,
-        [](const std::pair<double, double>& b, double value) { return b.first < value; });
-    busy_.insert(at, {from, to});
+    insert(from, to);
+    if (period_s_ > 0) {
+      insert(from - period_s_, to - period_s_);
+      insert(from + period_s_, to + period_s_);
+    }
   }
 
   /// The earliest start in [lo, hi] of `length` seconds that overlap no busy time.
@@ -70,6 +78,8 @@ class channel_map {
     if (start > hi) return std::nullopt;
     return start;
   }
+
+  [[nodiscard]] double period_s() const { return period_s_; }
 
   /// The latest start at or after `lo` of `length` seconds that end by `deadline` and overlap
   /// no busy time.
@@ -86,6 +96,14 @@ class channel_map {
   }
 
  private:
+  void insert(double from, double to) {
+    const auto at = std::lower_bound(
+        busy_.begin(), busy_.end(), from,
+        [](const std::pair<double, double>& b, double value) { return b.first < value; });
+    busy_.insert(at, {from, to});
+  }
+
+  double period_s_ = 0;
   std::vector<std::pair<double, double>> busy_;
 };
 
@@ -117,6 +135,22 @@ struct job_view {
     return op_start(*x.created_by) <= at_s && released && op_end(*released) > at_s;
   }
 
+  /// Whether tensor `t` is updated by the optimizer and lives across iterations: a persistent
+  /// tensor whose last read is in the optimizer's phase, after an earlier operation.
+  [[nodiscard]] bool optimizer_updated(std::size_t t) const {
+    const auto& x = s->tensors[t];
+    return !x.created_by && !x.read_by.empty() && x.read_by.front() > 0 &&
+           s->operations[x.read_by.back()].where == phase::optimizer;
+  }
+
+  /// Whether `at_s` lies in an optimizer-updated tensor's stretch across iterations: after its
+  /// last access ended, or before its first read starts.
+  [[nodiscard]] bool idle_across(std::size_t t, double at_s) const {
+    if (!optimizer_updated(t)) return false;
+    const auto reads = s->tensors[t].read_by.size();
+    return access_end(t, reads) <= at_s || at_s < access_start(t, 1);
+  }
+
   /// The stretch (a, a + 1) whose idle time holds `at_s`: access a ended by then, a + 1 starts
   /// after it.
   [[nodiscard]] std::optional<std::size_t> idle_stretch(std::size_t t, double at_s) const {
@@ -134,6 +168,7 @@ struct candidate {
   std::size_t job = 0;
   std::size_t tensor = 0;
   std::size_t stretch = 0;  ///< released after this access, needed at the next
+  bool wraps = false;       ///< ...of the next iteration: from the last access to access 1
   std::size_t bytes = 0;
   double rank = 0;  ///< bytes for swaps, MSPS for recomputes
 };
@@ -242,20 +277,31 @@ class planning {
       for (std::size_t t = 0; t < v.s->tensors.size(); ++t) {
         const auto& x = v.s->tensors[t];
         if (x.bytes == 0 || !v.live_at(t, at_s)) continue;
+        if (v.idle_across(t, at_s)) {
+          const auto last = x.read_by.size();
+          if (has_decision(lookup, *v.p, t, last) || has_decision(lookup, *v.p, t, 0) ||
+              tried({j, t, last, false}, at_s))
+            continue;
+          out.push_back({j, t, last, true, x.bytes, static_cast<double>(x.bytes)});
+          continue;
+        }
         const auto a = v.idle_stretch(t, at_s);
         if (!a || has_decision(lookup, *v.p, t, *a) || tried({j, t, *a, false}, at_s)) continue;
-        out.push_back({j, t, *a, x.bytes, static_cast<double>(x.bytes)});
+        out.push_back({j, t, *a, false, x.bytes, static_cast<double>(x.bytes)});
       }
     }
     sort_best_first(out);
     return out;
   }
 
+  /// Whether tensor `t` has a decision released after access `a` (one across iterations also
+  /// has it out from access 0).
   static bool has_decision(const stretch_lookup& lookup, const plan& p, std::size_t t,
                            std::size_t a) {
     const auto& mine = lookup.decisions_of(t);
-    return std::any_of(mine.begin(), mine.end(),
-                       [&](std::size_t k) { return p.decisions[k].released_after == a; });
+    return std::any_of(mine.begin(), mine.end(), [&](std::size_t k) {
+      return p.decisions[k].released_after == a || (a == 0 && p.decisions[k].wraps);
+    });
   }
 
   static void sort_best_first(std::vector<candidate>& c) {
@@ -272,7 +318,8 @@ class planning {
 
   /// Algorithm 1 over the peak's tensors; true when a swap was kept.
   bool swap_round(const system_peak& peak) {
-    channel_map channel;
+    channel_map channel(predictions_.front().next_iteration_s);
+    for (const auto& [from, to] : predictions_.front().carried_copies) channel.add(from, to);
     for (const auto& pr : predictions_) {
       for (std::size_t k = 0; k < pr.copies.size(); ++k) {
         const auto& c = pr.copies[k];
@@ -283,6 +330,14 @@ class planning {
     std::vector<std::pair<std::size_t, std::size_t>> added;  // job, decision index
     for (const auto& c : swap_candidates(peak.at_s)) {
       if (swapped_[c.job].size() >= swap_cap_[c.job] && !swapped_[c.job].count(c.tensor)) continue;
+      if (c.wraps) {
+        if (place_across(c, peak.at_s, channel)) {
+          added.emplace_back(c.job, plans_[c.job].decisions.size() - 1);
+        } else {
+          failed_[{c.job, c.tensor, c.stretch, false}] = peak.at_s;
+        }
+        continue;
+      }
       const auto v = view(c.job);
       const double copy_s = static_cast<double>(c.bytes) / request_.costs.copy_bandwidth;
       const auto out =
@@ -299,7 +354,7 @@ class planning {
       const auto needed_op = *v.s->access_op(c.tensor, c.stretch + 1);
       plans_[c.job].decisions.push_back({c.tensor, action::swap, c.stretch, c.stretch + 1,
                                          trigger_at(v, needed_op, *out),
-                                         trigger_at(v, needed_op, *in)});
+                                         trigger_at(v, needed_op, *in), false});
       channel.add(*out, *out + copy_s);
       channel.add(*in, *in + copy_s);
       swapped_[c.job].insert(c.tensor);
@@ -307,6 +362,33 @@ class planning {
     }
     if (added.empty()) return false;
     return keep_harmless(added, peak.at_s);
+  }
+
+  /// Algorithm 1 for a stretch across iterations (Note [Stretches across iterations]): the copy
+  /// out after the update, as early as the channel allows and done by the peak (one period on
+  /// when the peak comes before the first read); the copy in in the next iteration, after the
+  /// copy out and the peak, as late as the channel allows and done before the first read. True
+  /// when placed (the decision appended, its copies on `channel`).
+  bool place_across(const candidate& c, double peak_s, channel_map& channel) {
+    const auto v = view(c.job);
+    const double period = channel.period_s();
+    const double copy_s = static_cast<double>(c.bytes) / request_.costs.copy_bandwidth;
+    const double released = v.access_end(c.tensor, c.stretch);
+    const double peak = peak_s >= released ? peak_s : peak_s + period;
+    const auto out = channel.earliest(released, peak - copy_s, copy_s);
+    if (!out) return false;
+    // In the next iteration's time.
+    const double lo = std::max({*out + copy_s - period, peak - period, 0.0}) + copy_gap_s;
+    const auto in = channel.latest(lo, v.access_start(c.tensor, 1) - copy_gap_s, copy_s);
+    if (!in) return false;
+    const auto first_op = *v.s->access_op(c.tensor, 1);
+    plans_[c.job].decisions.push_back({c.tensor, action::swap, c.stretch, 1,
+                                       trigger_at(v, v.s->operations.size(), *out),
+                                       trigger_at(v, first_op, *in), true});
+    channel.add(*out, *out + copy_s);
+    channel.add(*in, *in + copy_s);
+    swapped_[c.job].insert(c.tensor);
+    return true;
   }
 
   /// Prices the round's additions and takes back those that made anything wait; true when any
@@ -448,13 +530,18 @@ class planning {
       bool rebuildable = true;
       for (const auto u : s.inputs_of(*x.created_by)) {
         const auto released = s.release_op(u);
-        if ((released && *released < needed_op) || !lookup.decisions_of(u).empty() ||
-            recomputed_.count({j, u}) != 0)
+        // A stretch across iterations leaves it in memory between its first and last reads.
+        const auto& moves = lookup.decisions_of(u);
+        const bool moved = std::any_of(moves.begin(), moves.end(), [&](std::size_t k) {
+          const auto span = span_of(s, v.p->decisions[k]);
+          return !span.wraps || span.out_before(needed_op);
+        });
+        if ((released && *released < needed_op) || moved || recomputed_.count({j, u}) != 0)
           rebuildable = false;
       }
       if (!rebuildable) continue;
       const double rerun_s = std::max(s.operations[*x.created_by].duration_s, 1e-12);
-      out.push_back({j, t, *a, x.bytes, static_cast<double>(x.bytes) / rerun_s});
+      out.push_back({j, t, *a, false, x.bytes, static_cast<double>(x.bytes) / rerun_s});
     }
     return out;
   }

@@ -37,7 +37,7 @@ access_sequence swap_case() {
 
 plan swap_x(double in_delay_s) {
   plan p;
-  p.decisions.push_back({0, action::swap, 0, 1, {0, 0}, {3, in_delay_s}});
+  p.decisions.push_back({0, action::swap, 0, 1, {0, 0}, {3, in_delay_s}, false});
   return p;
 }
 
@@ -78,7 +78,7 @@ TEST(CostModel, SwapOutWaitsForItsTriggerAndTheReleaseAccess) {
   // Out triggered by make_z (starts at 2) + 0.5: issued at 2.5, done at 3.5; in triggered at
   // make_y's start (4), issued then, done at 5.
   plan p;
-  p.decisions.push_back({0, action::swap, 0, 1, {2, 0.5}, {3, 0}});
+  p.decisions.push_back({0, action::swap, 0, 1, {2, 0.5}, {3, 0}, false});
   const auto planned = predict(swap_case(), p, slow_channel);
   EXPECT_EQ(planned.curve,
             (std::vector<memory_point>{{0, 1000}, {2, 4000}, {3.5, 3000}, {4, 3000}, {9, 0}}));
@@ -107,8 +107,8 @@ TEST(CostModel, RecomputeRerunsTheCreatorAndRebuildsADroppedInputFirst) {
   // runs again over [4,5) (a back at 4), make_b over [5,7) (b back at 5), use_b over [7,8)
   // (b released at 8), use_a finds a in memory: [8,9). 1 + 2 s of reruns.
   plan p;
-  p.decisions.push_back({0, action::recompute, 1, 2, {}, {}});
-  p.decisions.push_back({1, action::recompute, 0, 1, {}, {}});
+  p.decisions.push_back({0, action::recompute, 1, 2, {}, {}, false});
+  p.decisions.push_back({1, action::recompute, 0, 1, {}, {}, false});
   const auto s = recompute_case();
   EXPECT_EQ(predict(s, plan{}).peak_bytes, 1300u);
   const auto planned = predict(s, p);
@@ -157,9 +157,73 @@ TEST(CostModel, JobsQueueTheirCopiesOnOneChannel) {
                                {0, 1000}, {2, 4000}, {3, 3000}, {4, 2000}, {7, 3000}, {10, 0}}));
 }
 
+/// load [0,4); f [4,5) reads w; a [5,8) makes act (3000 B); b [8,9) reads act, makes g (100 B,
+/// a gradient: it does not exist before b); step [9,10) reads w, p2 and g. w (1000 B) and p2
+/// (500 B) are persistent.
+access_sequence across_case() {
+  sequence_builder b("across");
+  b.op("load", 4);
+  const auto f = b.op("f", 1);
+  const auto a = b.op("a", 3);
+  const auto use = b.op("b", 1, phase::backward);
+  const auto step = b.op("step", 1, phase::optimizer, op_kind::optimizer);
+  b.tensor("w", 1000, std::nullopt, {f, step}, tensor_role::parameter);
+  b.tensor("p2", 500, std::nullopt, {step}, tensor_role::optimizer_state);
+  b.tensor("act", 3000, a, {use});
+  b.tensor("g", 100, use, {step}, tensor_role::gradient);
+  return b.get();
+}
+
+TEST(CostModel, AStretchAcrossIterationsIsPricedInTheSteadyState) {
+  // w out after the step (issued at 10, done at 11: 1 s into the next iteration), back at
+  // load + 2.5 (2.5-3.5, before f at 4). p2 out from the iteration's start (trigger load + 0.5)
+  // queues behind the previous iteration's copy of w, still on the channel over [0,1): it runs
+  // over [1,1.5); back at b (8-8.5).
+  plan p;
+  p.decisions.push_back({0, action::swap, 2, 1, {4, 0}, {0, 2.5}, true});
+  p.decisions.push_back({1, action::swap, 0, 1, {0, 0.5}, {3, 0}, false});
+  const auto s = across_case();
+  const auto planned = predict(s, p, slow_channel);
+  EXPECT_DOUBLE_EQ(planned.iteration_s, 10);
+  EXPECT_DOUBLE_EQ(planned.next_iteration_s, 10);
+  EXPECT_EQ(planned.stall_s, 0);
+  EXPECT_EQ(planned.carried_copies, (std::vector<std::pair<double, double>>{{0, 1}}));
+  EXPECT_EQ(planned.copies[0], (copy_timing{10, 10, 11, 2.5, 2.5, 3.5}));
+  EXPECT_EQ(planned.copies[1], (copy_timing{0.5, 1, 1.5, 8, 8, 8.5}));
+  // w held only until its copy out completes; g not before b makes it; w's copy out frees it
+  // after the last operation.
+  EXPECT_EQ(planned.curve, (std::vector<memory_point>{{0, 1500},
+                                                      {1, 500},
+                                                      {1.5, 0},
+                                                      {2.5, 1000},
+                                                      {5, 4000},
+                                                      {8, 4600},
+                                                      {9, 1600},
+                                                      {10, 1500},
+                                                      {11, 500}}));
+  EXPECT_EQ(planned.peak_bytes, 4600u);
+  EXPECT_EQ(planned.swapped_out_bytes, 1500u);
+  EXPECT_EQ(planned.swapped_in_bytes, 1500u);
+}
+
+TEST(CostModel, ACopyInAcrossIterationsWaitsForTheCopyOutBeforeIt) {
+  // w of 3000 B: its copy out (3 s) ends 3 s into the next iteration, so the copy in (trigger
+  // load + 0.5) is issued at 3 and done at 6, 2 s after f wanted it: every iteration lasts 12,
+  // and the copy out, issued at 12, again ends at 3.
+  auto s = across_case();
+  s.tensors[0].bytes = 3000;
+  plan p;
+  p.decisions.push_back({0, action::swap, 2, 1, {4, 0}, {0, 0.5}, true});
+  const auto planned = predict(s, p, slow_channel);
+  EXPECT_DOUBLE_EQ(planned.iteration_s, 12);
+  EXPECT_DOUBLE_EQ(planned.stall_s, 2);
+  EXPECT_EQ(planned.copies[0], (copy_timing{12, 12, 15, 3, 3, 6}));
+  EXPECT_EQ(planned.curve.front(), (memory_point{0, 3500}));
+}
+
 TEST(CostModel, RefusesInvalidPlansAndChannels) {
   plan p;
-  p.decisions.push_back({7, action::swap, 0, 1, {}, {}});
+  p.decisions.push_back({7, action::swap, 0, 1, {}, {}, false});
   EXPECT_THROW((void)predict(swap_case(), p), config_error);
   EXPECT_THROW((void)predict(swap_case(), plan{}, cost_options{0}), usage_error);
   const std::vector<planned_job> missing{{nullptr, &p}};

@@ -36,11 +36,11 @@ access_sequence chain() {
 }
 
 decision swap(std::size_t t, std::size_t released_after, std::size_t out_op, std::size_t in_op) {
-  return {t, action::swap, released_after, released_after + 1, {out_op, 0}, {in_op, 0.25}};
+  return {t, action::swap, released_after, released_after + 1, {out_op, 0}, {in_op, 0.25}, false};
 }
 
 decision recompute(std::size_t t, std::size_t released_after) {
-  return {t, action::recompute, released_after, released_after + 1, {}, {}};
+  return {t, action::recompute, released_after, released_after + 1, {}, {}, false};
 }
 
 plan with(std::vector<decision> decisions) {
@@ -123,6 +123,55 @@ TEST(Plan, RefusesRerunsThatReadWhatIsOut) {
                  "decision 0 (until operation 5 'use_a')");
 }
 
+/// w (tensor 0) swapped from its last read (access 2, use_b) to its first (make_b) of the next
+/// iteration.
+decision wrap_w(std::size_t out_op, std::size_t in_op) {
+  return {0, action::swap, 2, 1, {out_op, 0.5}, {in_op, 0.25}, true};
+}
+
+TEST(PlanValidate, AcceptsAPersistentTensorSwappedAcrossIterations) {
+  EXPECT_NO_THROW(validate(with({wrap_w(4, 0)}), chain()));
+  EXPECT_NO_THROW(validate(with({wrap_w(5, 0)}), chain()));
+  // The copy out's trigger may come before the release (issued at the release's end).
+  EXPECT_NO_THROW(validate(with({wrap_w(2, 0)}), chain()));
+  // With a stretch inside the iteration too, between its two reads.
+  EXPECT_NO_THROW(validate(with({wrap_w(4, 0), swap(0, 1, 1, 3)}), chain()));
+}
+
+TEST(PlanValidate, RefusesAStretchAcrossIterationsThatCannotWrap) {
+  auto a = wrap_w(4, 0);
+  a.tensor = 1;
+  a.released_after = 2;
+  expect_refused(with({a}),
+                 "decision 0 (tensor 1 'a'): wraps the iteration boundary, but a activation is "
+                 "made in the iteration and does not outlive it");
+  auto recomputed = wrap_w(4, 0);
+  recomputed.what = action::recompute;
+  expect_refused(with({recomputed}), "wraps the iteration boundary by recompute");
+  auto early = wrap_w(4, 0);
+  early.released_after = 1;
+  expect_refused(with({early}),
+                 "wraps the iteration boundary from access 1 to access 1 of the next iteration; "
+                 "a stretch across iterations runs from the last access (released_after = 2) "
+                 "to the first read (needed_at = 1)");
+  auto late = wrap_w(4, 0);
+  late.needed_at = 2;
+  expect_refused(with({late}), "to the first read (needed_at = 1)");
+  expect_refused(with({wrap_w(4, 1)}),
+                 "swap_in is triggered by operation 1 'make_b', not before operation 1 'make_b' "
+                 "that needs the tensor back");
+  expect_refused(with({wrap_w(6, 0)}), "swap_out names operation 6, but the sequence has 6");
+  expect_refused(with({wrap_w(4, 0), swap(0, 0, 0, 0)}),
+                 "decision 1 (tensor 0 'w'): its stretch overlaps decision 0's: one wraps the "
+                 "iteration boundary");
+  expect_refused(with({wrap_w(4, 0), wrap_w(5, 0)}), "its stretch overlaps decision 0's");
+}
+
+TEST(PlanValidate, ARerunMayReadATensorSwappedAcrossIterations) {
+  // b's rerun before use_b runs make_b, which reads a and w: w is in between its reads.
+  EXPECT_NO_THROW(validate(with({wrap_w(4, 0), recompute(2, 1)}), chain()));
+}
+
 std::string to_json(const plan& p) {
   std::ostringstream out;
   write_plan_json(p, out);
@@ -135,8 +184,9 @@ plan from_json(const std::string& text) {
 }
 
 TEST(PlanJson, ReadsBackWhatItWrites) {
-  const auto p = with({swap(0, 1, 2, 3), recompute(2, 1), recompute(1, 1)});
+  const auto p = with({swap(0, 1, 2, 3), recompute(2, 1), recompute(1, 1), wrap_w(4, 0)});
   EXPECT_EQ(from_json(to_json(p)), p);
+  EXPECT_EQ(nlohmann::json::parse(to_json(p))["schema_version"], 2);
   EXPECT_EQ(from_json(to_json(plan{})), plan{});
 }
 
@@ -154,9 +204,24 @@ void expect_json_refused(const std::function<void(nlohmann::json&)>& edit,
   }
 }
 
+TEST(PlanJson, ReadsSchema1WhereNothingWraps) {
+  const auto p = with({swap(0, 1, 2, 3), recompute(2, 1)});
+  auto document = nlohmann::json::parse(to_json(p));
+  document["schema_version"] = 1;
+  for (auto& d : document["decisions"]) d.erase("wraps");
+  EXPECT_EQ(from_json(document.dump()), p);
+}
+
+TEST(PlanJson, Schema2NeedsWraps) {
+  expect_json_refused([](nlohmann::json& d) { d["decisions"][0].erase("wraps"); },
+                      "decisions[0].wraps: missing");
+  expect_json_refused([](nlohmann::json& d) { d["decisions"][1]["wraps"] = 1; },
+                      "decisions[1].wraps: expected true or false");
+}
+
 TEST(PlanJson, RefusesAnotherSchemaVersion) {
   expect_json_refused([](nlohmann::json& d) { d["schema_version"] = 7; },
-                      "a plan of schema version 7, but this build of tandem reads version 1");
+                      "a plan of schema version 7, but this build of tandem reads version 2");
 }
 
 TEST(PlanJson, NamesTheMalformedField) {

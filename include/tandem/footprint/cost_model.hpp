@@ -11,9 +11,13 @@
 // operation again). The copy channel carries one copy at a time, in the order they were issued,
 // at `copy_bandwidth`. A tensor takes memory from the start of its creating operation until
 // its release (after its last reader or `freed_after`), less the stretches a plan keeps it out.
+// A plan with stretches across iterations (plan.hpp, Note [Stretches across iterations]) is
+// priced in the steady state: consecutive iterations replayed until what each leaves to the next
+// (copies still on the channel, tensors still being copied out) settles; the last is predicted.
 
 #include <cstddef>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "tandem/footprint/access_sequence.hpp"
@@ -55,8 +59,17 @@ struct prediction {
   std::size_t swapped_in_bytes = 0;
   /// When each operation of the sequence started (its reruns not included).
   std::vector<double> op_start_s;
-  /// Per decision of the plan, in its order: when its copies ran.
+  /// Per decision of the plan, in its order: when its copies ran. A stretch across iterations
+  /// has its copy in early and its copy out late in the same iteration (the out may end after
+  /// iteration_s, overlapping the next iteration's start).
   std::vector<copy_timing> copies;
+  /// When the next iteration starts, in the steady state: the jobs replayed together start
+  /// their iterations together, when the slowest one's last operation ends.
+  double next_iteration_s = 0;
+  /// When the channel ran the previous iteration's copies that were still on it at this one's
+  /// start (copies out of stretches across iterations that ran past its end): start and end,
+  /// as this iteration's times. The same list in every job's prediction of a replay.
+  std::vector<std::pair<double, double>> carried_copies;
 };
 
 /// One job's iteration under its plan.

@@ -36,6 +36,17 @@ struct trigger {
 /// One stretch of a tensor's life spent out of device memory. Accesses are numbered as the
 /// tensor's: 0 is its creation (or, for a persistent tensor, the start of the iteration), i >= 1
 /// its i-th read (access_sequence's tensor::read_by[i - 1]).
+///
+/// Note [Stretches across iterations]: a persistent tensor (parameter, optimizer state) may be
+/// swapped across the iteration boundary, as TENSILE swaps optimizer-updated tensors (§4): with
+/// `wraps`, it leaves after its last access of the iteration (released_after = its number of
+/// reads: the optimizer's step) and must be back before access `needed_at` = 1 (its first read)
+/// of the *next* iteration. swap_out names an operation of the releasing iteration (the copy
+/// out is issued at the later of the release access's end and the trigger: it may run past the
+/// iteration's end); swap_in names an operation of the next iteration before the one that needs
+/// it. In the steady state the tensor is thus out from the iteration's start until its copy in is
+/// issued, and again from its copy out's completion to the end. Before a run's first planned
+/// iteration, the executor copies it out once, so that no iteration holds it throughout.
 struct decision {
   std::size_t tensor = 0;
   action what = action::swap;
@@ -48,6 +59,9 @@ struct decision {
   /// freed when the copy out completes and taken again when the copy in is issued.
   trigger swap_out;
   trigger swap_in;
+  /// The stretch wraps the iteration boundary (Note [Stretches across iterations]): released
+  /// after the last access, needed at access `needed_at` (1) of the next iteration. Swap only.
+  bool wraps = false;
   friend bool operator==(const decision&, const decision&) = default;
 };
 
@@ -67,16 +81,18 @@ struct plan {
 /// not exist or past a read, stretches of one tensor that overlap, a swap triggered by the
 /// operation that needs the tensor back or a later one, a recompute of a persistent tensor, of
 /// one whose creating operation is not recomputable, or of one whose creating operation reads a
-/// tensor that is out at that time. "Out" there: released
+/// tensor that is out at that time; a stretch across iterations (`wraps`) of anything but a
+/// persistent tensor's swap from its last access to its first read. "Out" there: released
 /// for good by then, or swapped out and not due back for that operation; an input recomputed
 /// itself is fine (rebuilt first, recursively).
 void validate(const plan& p, const access_sequence& sequence);
 
-inline constexpr int plan_schema_version = 1;
+/// 2: decisions carry `wraps`. Schema 1 files (no `wraps`: no stretch wraps) are still read.
+inline constexpr int plan_schema_version = 2;
 
 void write_plan_json(const plan& p, std::ostream& out);
-/// Reads what write_plan_json writes. `source` names the input in messages; config_error names
-/// the field for malformed input or another schema version.
+/// Reads what write_plan_json writes, and schema 1. `source` names the input in messages;
+/// config_error names the field for malformed input or another schema version.
 [[nodiscard]] plan read_plan_json(std::istream& in, const std::string& source);
 
 }  // namespace tandem::footprint
