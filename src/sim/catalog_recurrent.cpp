@@ -95,10 +95,14 @@ void lstm(network& net, const std::string& name, const recurrent_spec& spec) {
   const double weights = real(4 * h * h * d * fp32_bytes);
   const double states = real(b * h * d * fp32_bytes);
   // A GEMM on h(t-1), then one fused kernel for the gates and the cell update.
+  const int forward_ops =
+      spec.forward_ops_per_step > 0 ? spec.forward_ops_per_step * static_cast<int>(d) : 2;
+  const int backward_ops =
+      spec.backward_ops_per_step > 0 ? spec.backward_ops_per_step * static_cast<int>(d) : 2;
   step.forward = step_work(gemm + 10.0 * real(b * h * d), weights + 14 * states,
-                           gemm_tiles(b, 4 * h) * real(d), 2);
+                           gemm_tiles(b, 4 * h) * real(d), forward_ops);
   step.backward = step_work(gemm + 12.0 * real(b * h * d), weights + 20 * states,
-                            gemm_tiles(b, 4 * h) * real(d), 2);
+                            gemm_tiles(b, 4 * h) * real(d), backward_ops);
   step.output_bytes = b * h * d * fp32_bytes;              // h(t)
   step.saved_bytes = 5 * b * h * d * fp32_bytes;           // four gates and c(t)
   step.input_gradient_bytes = 4 * b * h * d * fp32_bytes;  // the gates' gradients

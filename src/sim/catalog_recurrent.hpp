@@ -20,6 +20,12 @@ struct recurrent_spec {
   /// Time steps per operation: 1 keeps one operation per step; long sequences group steps so
   /// that a profile stays at a few thousand operations.
   std::int64_t steps_per_op = 1;
+  /// Operations the framework issues per time step and direction, forward and backward; 0:
+  /// cuDNN's (a GEMM and one fused kernel per step, both directions at once). A TensorFlow 1.x
+  /// graph issues every gate as its own kernel and runs the loop's control flow on the host
+  /// (docs/sim-models.md, "Frameworks").
+  int forward_ops_per_step = 0;
+  int backward_ops_per_step = 0;
 };
 
 /// Steps per operation that keep `steps` x `layers` recurrent operations near 1024 at most.
