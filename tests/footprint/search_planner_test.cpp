@@ -92,8 +92,9 @@ TEST(SearchPlanners, HomeIsDeterministicForASeed) {
   const auto b = make_planner(small_home)->make_plan(s, {budget, {}});
   EXPECT_EQ(a.decisions, b.decisions);
   EXPECT_EQ(a.search->evaluations, b.search->evaluations);
-  const auto c = make_planner("tandem")->make_plan(s, {budget, {}});
-  const auto d = make_planner("tandem")->make_plan(s, {budget, {}});
+  // With a time limit that the evaluations run out long before.
+  const auto c = make_planner("tandem:time_limit=600")->make_plan(s, {budget, {}});
+  const auto d = make_planner("tandem:time_limit=600")->make_plan(s, {budget, {}});
   EXPECT_EQ(c.decisions, d.decisions);
 }
 
