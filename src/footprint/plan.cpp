@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "stretches.hpp"
@@ -204,6 +205,36 @@ trigger read_trigger(const json_field& f) {
   return {f["op"].count<std::size_t>(), f["delay_s"].seconds()};
 }
 
+nlohmann::json to_json(const search_summary& search) {
+  nlohmann::json out{{"seconds", search.seconds},
+                     {"evaluations", search.evaluations},
+                     {"predicted_s", search.predicted_s},
+                     {"predicted_peak_bytes", search.predicted_peak_bytes},
+                     {"objective_s", nullptr},
+                     {"bound_s", nullptr},
+                     {"proven_optimal", search.proven_optimal}};
+  if (search.objective_s) out["objective_s"] = *search.objective_s;
+  if (search.bound_s) out["bound_s"] = *search.bound_s;
+  return out;
+}
+
+search_summary read_search(const json_field& f) {
+  search_summary out;
+  out.seconds = f["seconds"].seconds();
+  out.evaluations = f["evaluations"].count<std::size_t>();
+  out.predicted_s = f["predicted_s"].seconds();
+  out.predicted_peak_bytes = f["predicted_peak_bytes"].count<std::size_t>();
+  const auto optional_seconds = [&](const char* key) -> std::optional<double> {
+    const auto field = f[key];
+    if (field.json().is_null()) return std::nullopt;
+    return field.seconds();
+  };
+  out.objective_s = optional_seconds("objective_s");
+  out.bound_s = optional_seconds("bound_s");
+  out.proven_optimal = f["proven_optimal"].flag();
+  return out;
+}
+
 action read_action(const json_field& f) {
   const auto text = f.text();
   if (text == to_string(action::swap)) return action::swap;
@@ -239,12 +270,13 @@ void write_plan_json(const plan& p, std::ostream& out) {
                          {"swap_in", to_json(d.swap_in)},
                          {"wraps", d.wraps}});
   }
-  const nlohmann::json document{{"schema_version", plan_schema_version},
-                                {"planner", p.planner},
-                                {"model", p.model},
-                                {"batch_size", p.batch_size},
-                                {"budget_bytes", p.budget_bytes},
-                                {"decisions", decisions}};
+  nlohmann::json document{{"schema_version", plan_schema_version},
+                          {"planner", p.planner},
+                          {"model", p.model},
+                          {"batch_size", p.batch_size},
+                          {"budget_bytes", p.budget_bytes},
+                          {"decisions", decisions}};
+  if (p.search) document["search"] = to_json(*p.search);
   out << document.dump(1) << '\n';
 }
 
@@ -272,6 +304,8 @@ plan read_plan_json(std::istream& in, const std::string& source) {
     if (!schema_1) d.wraps = f["wraps"].flag();
     p.decisions.push_back(d);
   }
+  // Absent from plans written before searching planners existed, and from the others' plans.
+  if (document.contains("search")) p.search = read_search(root["search"]);
   return p;
 }
 

@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "tandem/footprint/access_sequence.hpp"
 #include "tandem/footprint/joint_planner.hpp"
@@ -44,5 +46,14 @@ std::unique_ptr<planner> make_superneurons_planner();
 std::unique_ptr<planner> make_checkpoint_planner();
 std::unique_ptr<planner> make_capuchin_planner();
 std::unique_ptr<planner> make_tensile_planner(const tensile_options& options);
+
+class option_reader;
+std::unique_ptr<planner> make_home_planner(option_reader& options);
+std::unique_ptr<planner> make_tandem_search_planner(option_reader& options);
+std::unique_ptr<planner> make_optimal_planner(option_reader& options);
+/// "KEY: meaning (default)" for each option the planner takes.
+std::vector<std::string> home_option_help();
+std::vector<std::string> tandem_search_option_help();
+std::vector<std::string> optimal_option_help();
 
 }  // namespace tandem::footprint::detail

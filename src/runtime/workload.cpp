@@ -412,7 +412,9 @@ void read_plan_keys(const reader& in, const toml::table& table, const std::strin
                     const workload_vocabulary& vocabulary, job_spec& job) {
   if (const auto planner = in.string(table, "planner", at)) {
     job.planner_line = reader::line_of(*table.get("planner"));
-    in.check_name(*planner, vocabulary.planners, "planner", job.planner_line);
+    // A planner spec (NAME:KEY=VALUE,...): the name here, the options when it plans.
+    in.check_name(std::string(footprint::planner_name_of(*planner)), vocabulary.planners, "planner",
+                  job.planner_line);
     job.planner = *planner;
   }
   const auto* budget = table.get("plan_budget");

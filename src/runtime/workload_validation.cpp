@@ -121,10 +121,15 @@ void validate_workload(const workload& spec, const policy_overrides& overrides) 
   validate_device_and_policy(spec, overrides);
   if (overrides.planner) {
     const auto known = footprint::planner_names();
-    TANDEM_EXPECTS(
-        std::find(known.begin(), known.end(), *overrides.planner) != known.end(), config_error,
-        "--planner: unknown planner '" + *overrides.planner + "'" +
-            suggest_name(*overrides.planner, known) + " (known: " + join_names(known) + ")");
+    const auto name = std::string(footprint::planner_name_of(*overrides.planner));
+    TANDEM_EXPECTS(std::find(known.begin(), known.end(), name) != known.end(), config_error,
+                   "--planner: unknown planner '" + name + "'" + suggest_name(name, known) +
+                       " (known: " + join_names(known) + ")");
+    try {
+      static_cast<void>(footprint::make_planner(*overrides.planner));  // its options
+    } catch (const usage_error& e) {
+      throw config_error(std::string("--planner: ") + e.what());
+    }
   }
   for (const auto& job : spec.jobs) {
     check_job_limits(spec, job);

@@ -33,7 +33,7 @@ std::vector<access_sequence> cnn_like() {
 TEST(PlannerRegistry, ListsThePlannersInOrder) {
   EXPECT_EQ(planner_names(),
             (std::vector<std::string>{"none", "vdnn-all", "vdnn-conv", "superneurons", "checkpoint",
-                                      "capuchin", "tensile"}));
+                                      "capuchin", "tensile", "home", "tandem", "optimal"}));
   for (const auto& name : planner_names()) {
     const auto p = make_planner(name);
     EXPECT_EQ(p->name(), name);
@@ -51,7 +51,7 @@ TEST(PlannerRegistry, RefusesAnUnknownNameSuggestingTheNearest) {
               std::string::npos)
         << message;
     EXPECT_NE(message.find("known planners: none, vdnn-all, vdnn-conv, superneurons, "
-                           "checkpoint, capuchin, tensile"),
+                           "checkpoint, capuchin, tensile, home, tandem, optimal"),
               std::string::npos)
         << message;
   }
@@ -71,8 +71,12 @@ TEST(Planners, EveryPlanValidatesAndLowersThePeak) {
     const auto vanilla = predict(s, plan{});
     for (const auto& name : planner_names()) {
       if (name == "none") continue;
+      // The searches with settings that keep the test in seconds (search_planner_test.cpp).
+      const auto spec = name == "home"      ? name + ":iterations=4,particles=4"
+                        : name == "optimal" ? name + ":time_limit=10"
+                                            : name;
       for (const std::size_t budget : {std::size_t{0}, vanilla.peak_bytes * 6 / 10}) {
-        const auto p = make_planner(name)->make_plan(s, {budget, {}});
+        const auto p = make_planner(spec)->make_plan(s, {budget, {}});
         EXPECT_EQ(p.planner, name);
         EXPECT_EQ(p.budget_bytes, budget);
         EXPECT_NO_THROW(validate(p, s)) << name << " on " << s.model;

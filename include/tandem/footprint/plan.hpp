@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <istream>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -65,6 +66,21 @@ struct decision {
   friend bool operator==(const decision&, const decision&) = default;
 };
 
+/// How a searching planner (home, tandem, optimal) came to its plan; the others leave it empty.
+struct search_summary {
+  double seconds = 0;           ///< wall-clock time of the search
+  std::size_t evaluations = 0;  ///< plans priced by the cost model
+  double predicted_s = 0;       ///< the cost model's iteration time of the plan returned
+  std::size_t predicted_peak_bytes = 0;
+  /// optimal only: its integer program's objective (its own model of the iteration time, in
+  /// seconds), the best lower bound CBC proved, and whether it proved the objective optimal
+  /// within its time limit. The relative gap is (objective - bound) / objective.
+  std::optional<double> objective_s;
+  std::optional<double> bound_s;
+  bool proven_optimal = false;
+  friend bool operator==(const search_summary&, const search_summary&) = default;
+};
+
 /// Every tensor not named by a decision is retained. A tensor may have several decisions whose
 /// stretches do not overlap.
 struct plan {
@@ -73,6 +89,7 @@ struct plan {
   std::int64_t batch_size = 0;
   std::size_t budget_bytes = 0;  ///< the budget it was made for; 0: the planner's own choice
   std::vector<decision> decisions;
+  std::optional<search_summary> search;  ///< written as "search" when present (optional field)
   friend bool operator==(const plan&, const plan&) = default;
 };
 

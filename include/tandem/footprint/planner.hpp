@@ -1,7 +1,13 @@
 #pragma once
 // A footprint planner: from an iteration's access sequence and a budget, a plan. The baselines
-// tandem is measured against (none, vdnn-all, vdnn-conv, superneurons, checkpoint, capuchin)
-// and the papers' planners (TENSILE, HOME: later) all implement this, and register by name.
+// tandem is measured against (none, vdnn-all, vdnn-conv, superneurons, checkpoint, capuchin),
+// the papers' planners (home; TENSILE: later), the exact one (optimal) and tandem's own search
+// (tandem) all implement this, and register by name.
+//
+// A planner is named by a spec, `NAME` or `NAME:KEY=VALUE,KEY=VALUE` (e.g.
+// "home:iterations=50,particles=50", "optimal:time_limit=10"): every place that takes a planner
+// name (`tandem plan --planner`, `tandem sim --planner`, `tandem maxbatch --planner`, a
+// workload's `planner =`) takes a spec, and make_planner reads its options.
 
 #include <cstddef>
 #include <memory>
@@ -36,7 +42,14 @@ class planner {
 
 /// The registered planners' names, in the order `tandem plan` lists them.
 [[nodiscard]] std::vector<std::string> planner_names();
-/// The planner called `name`; usage_error listing the names (and the nearest one) otherwise.
-[[nodiscard]] std::unique_ptr<planner> make_planner(std::string_view name);
+/// The options planner `name` takes (KEY of NAME:KEY=VALUE), with their meaning; empty for
+/// the planners without options.
+[[nodiscard]] std::vector<std::string> planner_option_help(std::string_view name);
+/// The planner a spec names (NAME or NAME:KEY=VALUE,...); usage_error listing the names (and
+/// the nearest one) for an unknown name, naming the option and the planner's options for an
+/// unknown or malformed option.
+[[nodiscard]] std::unique_ptr<planner> make_planner(std::string_view spec);
+/// The NAME of a spec (what precedes ':').
+[[nodiscard]] std::string_view planner_name_of(std::string_view spec);
 
 }  // namespace tandem::footprint
