@@ -58,6 +58,12 @@ void planned_training::plan(footprint::access_sequence sequence) {
   const auto budget = budget_ ? budget_->bytes_for(vanilla.peak_bytes) : std::size_t{0};
   auto plan = footprint::make_planner(planner_)->make_plan(
       sequence, {.budget_bytes = budget, .costs = costs_});
+  // The executor finds a tensor again by its place among the iteration's allocations; parameters
+  // and optimizer state were made before the iteration and have none, so decisions on them
+  // (tensile's swaps across iterations) are left out here, and the plan is priced as it runs.
+  std::erase_if(plan.decisions, [&](const footprint::decision& d) {
+    return !sequence.tensors[d.tensor].allocation.has_value();
+  });
   const auto measures = footprint::measure(sequence, plan, costs_);
   planned_.budget_bytes = budget;
   planned_.swapped_tensors = measures.swapped_tensors;

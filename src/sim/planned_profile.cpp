@@ -144,11 +144,12 @@ job_profile profile_from_prediction(const job_profile& vanilla,
   planned.batch_size = vanilla.batch_size;
   planned.source = vanilla.source + ", planned by " + planner;
   planned.setup_s = vanilla.setup_s;
-  // The host issues the same operations as before; the device's part stretches with the plan
-  // (its stalls and reruns), as the whole operation does.
+  // Each operation is the whole of its stretched solo time on the device (no host part): the
+  // prediction already is the iteration's length, host gaps included, and a host part left
+  // unstretched would overlap it differently.
   for (const auto& op : vanilla.operations) {
-    planned.operations.push_back({op.name, op.solo_s * stretch, op.fill * busy, op.bytes_touched,
-                                  op.host_s, op.device_s < 0 ? -1 : op.device_s * stretch});
+    planned.operations.push_back(
+        {op.name, op.solo_s * stretch, op.fill * busy, op.bytes_touched, 0.0, -1.0});
   }
   const double end_s = planned.solo_iteration_s();
 

@@ -225,8 +225,9 @@ def make_case(args, work):
              report])
         return report, fixture + ".json", ["memory-chart", "schedule-chart"]
     if args.case == "real-run":
-        run([args.tandem, "run", os.path.join(src, "tests/cli/tiny.toml"), "--quiet", "--json",
-             results, "--timeline", timeline, "--report", report])
+        # A budget near the jobs' peaks, so that their memory fills a visible share of the chart.
+        run([args.tandem, "run", os.path.join(src, "tests/cli/tiny.toml"), "--quiet",
+             "--budget", "8MiB", "--json", results, "--timeline", timeline, "--report", report])
         return report, results, ["memory-chart", "schedule-chart"]
     fail("unknown case " + args.case)
 
