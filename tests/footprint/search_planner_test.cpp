@@ -126,8 +126,11 @@ TEST(SearchPlanners, WithoutABudgetTheyLowerThePeak) {
 
 TEST(SearchPlanners, OptimalIsNotBeatenBeyondItsModellingDifference) {
   // Where optimal proves its program's optimum and its plan fits, a fitting plan of another
-  // planner is at most this much faster under the cost model: the program's stall chain and
-  // memory windows are a model of the replay (its note), not the replay itself.
+  // planner of the same decision space (HOME's: one action per saved activation) is at most
+  // this much faster under the cost model: the program's stall chain and memory windows are a
+  // model of the replay (its note), not the replay itself. Planners outside that space may beat
+  // it: capuchin's finer stretches came out 7.7% faster on a case rapidcheck found
+  // (seed=3031495876479185354), so optimal is exact within HOME's space only.
   constexpr double modelling_tolerance = 0.05;
   std::size_t compared = 0;
   const bool held = rc::check([&] {
@@ -146,7 +149,7 @@ TEST(SearchPlanners, OptimalIsNotBeatenBeyondItsModellingDifference) {
     const auto exact = make_planner("optimal:time_limit=10")->make_plan(s, request);
     validate(exact, s);  // throws, failing the property
     const auto exact_predicted = predict(s, exact, request.costs);
-    for (const char* spec : {"tandem", "home:iterations=4,particles=4", "capuchin", "checkpoint"}) {
+    for (const char* spec : {"tandem", "home:iterations=4,particles=4"}) {
       const auto p = make_planner(spec)->make_plan(s, request);
       validate(p, s);  // throws, failing the property
       const auto predicted = predict(s, p, request.costs);
@@ -158,7 +161,7 @@ TEST(SearchPlanners, OptimalIsNotBeatenBeyondItsModellingDifference) {
     }
   });
   EXPECT_TRUE(held);
-  EXPECT_GT(compared, 20u);  // the property compared real plans
+  EXPECT_GT(compared, 10u);  // the property compared real plans
 }
 
 }  // namespace
