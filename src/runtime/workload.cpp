@@ -23,6 +23,8 @@ class reader {
  public:
   explicit reader(std::string source) : source_(std::move(source)) {}
 
+  [[nodiscard]] const std::string& source() const { return source_; }
+
   [[noreturn]] void fail(std::size_t line, const std::string& message) const {
     throw config_error(source_ + ":" + std::to_string(line) + ": " + message);
   }
@@ -494,22 +496,36 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
   return job;
 }
 
+/// The TOML document of `text`, whose top-level keys must be among `keys`.
+toml::table parse_document(const reader& in, std::string_view text,
+                           const std::vector<std::string>& keys, const std::string& where) {
+  toml::table root;
+  try {
+    root = toml::parse(text, in.source());
+  } catch (const toml::parse_error& e) {
+    in.fail(e.source().begin.line, std::string("not valid TOML: ") + std::string(e.description()));
+  }
+  in.check_keys(root, keys, where);
+  return root;
+}
+
+/// A workload of the document's [device] and [policy], without jobs yet.
+workload read_device_and_policy(const reader& in, const toml::table& root,
+                                const workload_vocabulary& vocabulary) {
+  workload out;
+  out.source = in.source();
+  out.device = read_device(in, root);
+  out.policy = read_policy(in, root, vocabulary);
+  return out;
+}
+
 }  // namespace
 
 workload parse_workload(std::string_view text, const std::string& source,
                         const workload_vocabulary& vocabulary) {
   const reader in(source);
-  toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    in.fail(e.source().begin.line, std::string("not valid TOML: ") + std::string(e.description()));
-  }
-  in.check_keys(root, {"device", "policy", "job"}, "the workload");
-  workload out;
-  out.source = source;
-  out.device = read_device(in, root);
-  out.policy = read_policy(in, root, vocabulary);
+  const auto root = parse_document(in, text, {"device", "policy", "job"}, "the workload");
+  auto out = read_device_and_policy(in, root, vocabulary);
   const auto* jobs = root.get("job");
   if (jobs == nullptr || !jobs->is_array_of_tables() || jobs->as_array()->empty()) {
     in.fail(jobs != nullptr ? reader::line_of(*jobs) : 1,
@@ -535,18 +551,8 @@ workload parse_workload(std::string_view text, const std::string& source,
 workload parse_device_and_policy(std::string_view text, const std::string& source,
                                  const workload_vocabulary& vocabulary) {
   const reader in(source);
-  toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    in.fail(e.source().begin.line, std::string("not valid TOML: ") + std::string(e.description()));
-  }
-  in.check_keys(root, {"device", "policy"}, "the runtime's options");
-  workload out;
-  out.source = source;
-  out.device = read_device(in, root);
-  out.policy = read_policy(in, root, vocabulary);
-  return out;
+  const auto root = parse_document(in, text, {"device", "policy"}, "the runtime's options");
+  return read_device_and_policy(in, root, vocabulary);
 }
 
 workload load_workload(const std::filesystem::path& path, const workload_vocabulary& vocabulary) {
