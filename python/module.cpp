@@ -148,9 +148,7 @@ PYBIND11_MODULE(_tandem, m) {
                              [](const python_job& j) { return j.handle->iterations(); })
       .def("begin_iteration",
            [](python_job& j) {
-             TANDEM_EXPECTS(
-                 j.iteration == nullptr, tandem::usage_error,
-                 "job '" + j.handle->name() + "': an iteration is already under way; end it first");
+             // job::iteration() refuses a second iteration under way, with the reason.
              py::gil_scoped_release released;
              j.iteration = std::make_unique<iteration_scope>(j.handle->iteration());
            })

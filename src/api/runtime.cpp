@@ -136,8 +136,8 @@ struct job::state {
   tandem::runtime::job_result result;
   bool in_iteration = false;
   bool left = false;
-  bool any_loss = false;
-  double requested_s = 0;  ///< when the iteration under way asked the policy to start
+  bool reported_loss = false;  ///< report_loss was called in any iteration
+  double requested_s = 0;      ///< when the iteration under way asked the policy to start
   double start_s = 0;
   double loss = 0;
 
@@ -188,7 +188,7 @@ iteration_scope::~iteration_scope() {
     failure = "an exception left iteration " + std::to_string(job_->iterations());
   }
   try {
-    job_->end_iteration(*this, failure);
+    job_->end_iteration(failure);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tandem: ending an iteration of job '%s': %s\n", job_->name().c_str(),
                  e.what());
@@ -198,19 +198,19 @@ iteration_scope::~iteration_scope() {
 void iteration_scope::report_loss(double loss) {
   TANDEM_EXPECTS(job_ != nullptr, usage_error, "report_loss on an iteration already ended");
   job_->state_->loss = loss;
-  job_->state_->any_loss = true;
+  job_->state_->reported_loss = true;
 }
 
 void iteration_scope::end() {
   TANDEM_EXPECTS(job_ != nullptr, usage_error, "end on an iteration already ended");
   auto* owner = std::exchange(job_, nullptr);
-  owner->end_iteration(*this, std::nullopt);
+  owner->end_iteration(std::nullopt);
 }
 
 void iteration_scope::fail(const std::string& reason) {
   TANDEM_EXPECTS(job_ != nullptr, usage_error, "fail on an iteration already ended");
   auto* owner = std::exchange(job_, nullptr);
-  owner->end_iteration(*this, reason);
+  owner->end_iteration(reason);
 }
 
 // ---- job
@@ -262,14 +262,13 @@ iteration_scope job::iteration() {
   s.start_s = context.gate.now();
   if (s.result.iteration_log.empty()) s.result.first_start_s = s.start_s;
   s.in_iteration = true;
-  s.any_loss = false;
   s.loss = 0;
   s.iteration_kind.emplace(alloc_kind::feature_map);
   s.runner->begin(iterations());
   return iteration_scope(*this);
 }
 
-void job::end_iteration(iteration_scope& /*scope*/, std::optional<std::string> failure) {
+void job::end_iteration(std::optional<std::string> failure) {
   auto& s = *state_;
   if (!s.in_iteration) return;
   s.expect_own_thread("ending an iteration");
@@ -332,7 +331,8 @@ void job::leave() {
   }
   if (s.groups) s.result.wait_s += s.groups->waited_s();
   tandem::runtime::detail::leave(s.spec, s.id, s.context(), s.stream, s.result);
-  if (!s.any_loss && s.result.iteration_log.empty()) {
+  // A loop that never reported a loss has none (its iterations recorded 0).
+  if (!s.reported_loss) {
     s.result.first_loss.reset();
     s.result.last_loss.reset();
   }

@@ -185,6 +185,7 @@ TEST(RuntimeApi, BadOptionsAndMisuseGetClearErrors) {
               std::string::npos);
   }
   j.leave();
+  EXPECT_FALSE(rt.results().jobs.at(0).first_loss) << "a loop that reported no loss has none";
   EXPECT_NE(message([&] { static_cast<void>(j.iteration()); }).find("has left"), std::string::npos);
   EXPECT_NE(message([&] { rt.change_budget("1TiB"); }).find("at most the capacity"),
             std::string::npos);

@@ -140,7 +140,7 @@ class job {
   friend class runtime;
   friend class iteration_scope;
   explicit job(std::unique_ptr<state> s);
-  void end_iteration(iteration_scope& scope, std::optional<std::string> failure);
+  void end_iteration(std::optional<std::string> failure);
   std::unique_ptr<state> state_;
 };
 
