@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--planner", sim.planner,
                       "Plan every training job's iteration with this footprint planner (" +
                           cli::planner_names_text() + "; with --gpu)");
+  sim_cmd->add_option("--policy-planner", sim.policy_planner,
+                      "The policy may run iterations under plans by this footprint planner, "
+                      "choosing at each start between a delay and a plan (scrooge; replaces "
+                      "[policy] planner; none: no plans)");
   sim_cmd->add_option("--plan-budget", sim.plan_budget,
                       "Budget of the plans: N% of each job's vanilla peak or a size (e.g. 75%, "
                       "6GiB); default: each job's share of the device's budget");

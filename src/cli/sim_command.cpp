@@ -130,7 +130,7 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
     recorded = runtime::load_profile(options.profiles_path);
     setup.recorded = &recorded;
   }
-  setup.overrides = {options.policy, options.budget, std::nullopt};
+  setup.overrides = {options.policy, options.budget, std::nullopt, options.policy_planner};
   setup.options.seed = options.seed;
   setup.options.jitter = options.jitter;
   if (options.planner) {

@@ -28,6 +28,9 @@ struct sim_command_options {
   /// The plans' budget: "75%" of each job's vanilla peak or a size; none: each job's share of
   /// the device's budget (sim::job_planning).
   std::optional<std::string> plan_budget;
+  /// Replaces the [policy] table's planner: the policy chooses, at each start, between a delay
+  /// and a plan by this planner ("none": no plans).
+  std::optional<std::string> policy_planner;
 };
 
 /// The footprint planners' names, for the help of --planner: "none, vdnn-all, ...".

@@ -317,7 +317,14 @@ policy_spec read_policy(const reader& in, const toml::table& root,
   if (!name) in.fail(policy.line, "[policy] needs a name, e.g. name = \"temporal\"");
   in.check_name(*name, vocabulary.policies, "policy", reader::line_of(*table->get("name")));
   policy.name = *name;
-  policy.options = in.options(*table, {"name"});
+  if (const auto planner = in.string(*table, "planner", "[policy]")) {
+    policy.planner_line = reader::line_of(*table->get("planner"));
+    // A planner spec (NAME:KEY=VALUE,...): the name here, the options when it plans.
+    in.check_name(std::string(footprint::planner_name_of(*planner)), vocabulary.planners, "planner",
+                  policy.planner_line);
+    policy.planner = *planner;
+  }
+  policy.options = in.options(*table, {"name", "planner"});
   return policy;
 }
 

@@ -1,12 +1,15 @@
 #include "tandem/runtime/workload_policy.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <sstream>
 #include <type_traits>
 #include <variant>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
+#include "tandem/footprint/planner.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 
 namespace tandem::runtime {
 
@@ -34,6 +37,28 @@ std::string describe(const option_value& value) {
 std::optional<std::string> planner_of(const job_spec& job, const policy_overrides& overrides) {
   if (job.kind != job_kind::training) return std::nullopt;
   return overrides.planner ? overrides.planner : job.planner;
+}
+
+std::optional<std::string> policy_planner_of(const workload& spec,
+                                             const policy_overrides& overrides) {
+  if (overrides.policy_planner) {
+    if (*overrides.policy_planner == "none") return std::nullopt;
+    return overrides.policy_planner;
+  }
+  if (overrides.policy && *overrides.policy != spec.policy.name) return std::nullopt;
+  return spec.policy.planner;
+}
+
+std::vector<std::string> policies_choosing_footprints() {
+  std::vector<std::string> names;
+  for (const auto& name : schedule::policy_names()) {
+    schedule::policy_context context;
+    context.budget_bytes = 1;
+    context.job_count = 1;
+    const auto made = schedule::make_policy(name, context);
+    if (schedule::capabilities_of(*made).footprint != nullptr) names.push_back(name);
+  }
+  return names;
 }
 
 std::vector<schedule::policy_driver::budget_change> driver_budget_schedule(
@@ -112,11 +137,34 @@ void validate_policy(const workload& spec, const policy_overrides& overrides) {
       }
     }
   }
+  std::unique_ptr<schedule::policy> made;
   try {  // the policy judges its option values
-    static_cast<void>(schedule::make_policy(
-        name, policy_context_of(spec, overrides, budget_of(spec, overrides))));
+    made =
+        schedule::make_policy(name, policy_context_of(spec, overrides, budget_of(spec, overrides)));
   } catch (const config_error& e) {
     fail_at(spec, spec.policy.line, e.what());
+  }
+  const auto planner = policy_planner_of(spec, overrides);
+  if (!planner) return;
+  const auto where = overrides.policy_planner
+                         ? std::string("--policy-planner")
+                         : spec.source + ":" + std::to_string(spec.policy.planner_line);
+  if (schedule::capabilities_of(*made).footprint == nullptr) {
+    throw config_error(where + ": policy '" + name +
+                       "' cannot run jobs under footprint plans (planner " + *planner +
+                       "); the policies that can: " + join_names(policies_choosing_footprints()) +
+                       ". Remove the planner, or plan each job alone with the job's own planner");
+  }
+  const auto known = footprint::planner_names();
+  const auto planner_name = std::string(footprint::planner_name_of(*planner));
+  if (std::find(known.begin(), known.end(), planner_name) == known.end()) {
+    throw config_error(where + ": unknown planner '" + planner_name + "'" +
+                       suggest_name(planner_name, known) + " (known: " + join_names(known) + ")");
+  }
+  try {
+    static_cast<void>(footprint::make_planner(*planner));  // its options
+  } catch (const usage_error& e) {
+    throw config_error(where + ": " + e.what());
   }
 }
 

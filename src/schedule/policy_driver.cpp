@@ -102,6 +102,12 @@ void policy_driver::change_budget(std::size_t bytes) {
   event();
 }
 
+void policy_driver::offer_variants(job_id job, std::vector<footprint_variant> variants) {
+  if (capabilities_.footprint == nullptr || !present_.contains(job)) return;
+  capabilities_.footprint->offer_variants(job, std::move(variants));
+  event();
+}
+
 void policy_driver::request_start(job_id job) {
   TANDEM_EXPECTS(present_.contains(job), usage_error,
                  "job " + std::to_string(job) + " asked to start before it arrived");
@@ -208,7 +214,10 @@ bool policy_driver::ask(job_id job, bool after_event) {
     case decision::verdict::start:
       break;
   }
-  grant given{job, w.group, t - w.asked_s, std::nullopt};
+  grant given{job, w.group, t - w.asked_s, std::nullopt,
+              w.group == 0 && capabilities_.footprint != nullptr
+                  ? capabilities_.footprint->chosen_variant(job)
+                  : 0};
   if (after_event && w.group == 0 && switch_ && switch_->from != job && !switch_->counted) {
     given.switch_from_s = switch_->at_s;
     switch_->counted = true;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "tandem/common/error.hpp"
@@ -88,7 +89,54 @@ std::size_t scrooge_policy::effective_budget() const {
 }
 
 bool scrooge_policy::runs_alone(const job_state& state) {
-  return state.now != phase::informed || !state.profile;
+  return state.now != phase::informed || !curve_of(state, 0);
+}
+
+const std::shared_ptr<const indexed_curve>& scrooge_policy::curve_of(const job_state& state,
+                                                                     std::size_t k) {
+  if (k == 0 && (state.profile || state.variants.empty())) return state.profile;
+  return state.variants.at(k);
+}
+
+std::size_t scrooge_policy::least_peak(const job_state& state) {
+  std::size_t least = state.profile ? state.profile->peak : 0;
+  for (std::size_t k = 0; k < state.variants.size(); ++k) {
+    const auto& curve = curve_of(state, k);
+    if (curve && (k == 0 || curve->peak < least)) least = curve->peak;
+  }
+  return least;
+}
+
+std::size_t scrooge_policy::variant_alone(job_id job, const job_state& state) const {
+  if (state.variants.size() <= 1) return 0;
+  std::size_t others = 0;
+  {
+    std::lock_guard lock(claims_mutex_);
+    for (const auto& [id, other] : jobs_) {
+      if (id != job) others += claims_.held(id);
+    }
+  }
+  for (std::size_t k = 0; k < state.variants.size(); ++k) {
+    if (fits_beside(others, curve_of(state, k)->peak, budget_)) return k;
+  }
+  return state.variants.size() - 1;
+}
+
+void scrooge_policy::offer_variants(job_id job, std::vector<footprint_variant> variants) {
+  auto& state = jobs_.at(job);
+  state.variants.clear();
+  state.variant_s.clear();
+  for (auto& variant : variants) {
+    state.variant_s.push_back(variant.iteration_s > 0 ? variant.iteration_s
+                                                      : variant.held.duration_s);
+    state.variants.push_back(std::make_shared<const indexed_curve>(std::move(variant.held)));
+  }
+  state.chosen = 0;
+}
+
+std::size_t scrooge_policy::chosen_variant(job_id job) const {
+  const auto found = jobs_.find(job);
+  return found == jobs_.end() ? 0 : found->second.chosen;
 }
 
 bool scrooge_policy::anyone_running_except(job_id job) const {
@@ -106,11 +154,12 @@ bool scrooge_policy::admits(job_id job) const {
   std::lock_guard lock(claims_mutex_);
   newcomer_admission admission;
   for (const auto& [id, other] : jobs_) {
-    const std::size_t peak = other.profile ? other.profile->peak : 0;
     if (id == job) {
-      admission.count_own(peak);
+      admission.count_own(least_peak(other));
       continue;
     }
+    // The least iteration it can run: under its smallest plan, when it has plans.
+    const std::size_t peak = least_peak(other);
     // What each holds between iterations: a running job's transient regions do not count.
     // Between iterations: what it was seen to hold, or its profile's end when the driver has not
     // reported its borrows (a driver without the arbiter, a unit test).
@@ -132,7 +181,9 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
     // to end, nobody starts a new one, so it cannot be starved.
     // A newcomer that is not admitted holds nobody up: it waits for a departure.
     if (!state.admitted && !admits(job)) return wait_for_event(state);
-    return anyone_running_except(job) ? wait_for_event(state) : decision::start();
+    if (anyone_running_except(job)) return wait_for_event(state);
+    state.chosen = variant_alone(job, state);
+    return decision::start();
   }
   // Judged afresh at every ask rather than remembered: a remembered wish to run alone outlived
   // the job's later verdict (not admitted: it waits for a departure), and every job then waited
@@ -142,7 +193,7 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
         return entry.first != job && waits_to_run_alone(entry.first, entry.second);
       });
   if (someone_waits_to_run_alone) return wait_for_event(state);
-  const std::size_t peak = state.profile->peak;
+  const std::size_t peak = least_peak(state);
   if (peak > largest_budget_) {
     TANDEM_FAIL(config_error,
                 "scrooge: job '" + state.name + "' holds up to " + format_bytes(peak) +
@@ -152,36 +203,67 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
   return decide_by_time_shift(job, state, now_s);
 }
 
-decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, double now_s) {
-  const auto& profile = *state.profile;
+std::optional<double> scrooge_policy::shift_for(job_id job, const indexed_curve& curve,
+                                                double now_s) {
   {
     // The hard guarantee first: once started, every running iteration must still be able to
     // finish in some order. Only an iteration's end or a departure changes that. With nobody
     // else mid-iteration there is no one to finish first: a claim with its margin may not fit
     // beside the others' idle holdings although the iteration does (it would never start).
     std::lock_guard lock(claims_mutex_);
-    if (anyone_running_except(job) && !claims_.admits_start(job, profile)) {
-      return wait_for_event(state);
-    }
+    if (anyone_running_except(job) && !claims_.admits_start(job, curve)) return std::nullopt;
   }
-  others_.clear();
-  for (const auto& [id, other] : jobs_) {
-    if (id == job) continue;
-    const auto* curve = other.profile.get();
-    others_.push_back({curve ? &curve->curve : nullptr, other.running, other.started_s,
-                       curve ? curve->curve.held_at_end() : 0, curve});
-  }
-  auto shift = solver_.solve(now_s, effective_budget(), profile, others_);
+  auto shift = solver_.solve(now_s, effective_budget(), curve, others_);
   if (!shift && !anyone_running_except(job)) {
     // Nobody's iteration is in the way: only the ramp can refuse, and it must not block
     // progress. Beside the others' idle holdings the real budget decides.
-    shift = solver_.solve(now_s, budget_, profile, others_);
+    shift = solver_.solve(now_s, budget_, curve, others_);
   }
-  if (!shift) return wait_for_event(state);  // no delay works before an iteration ends
-  if (*shift <= 0) return decision::start();
+  return shift;
+}
+
+decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, double now_s) {
+  others_.clear();
+  double running_end_s = now_s;  // when the iterations under way are predicted to end
+  for (const auto& [id, other] : jobs_) {
+    if (id == job) continue;
+    const auto* curve = curve_of(other, other.running ? other.running_variant : other.chosen).get();
+    others_.push_back({curve ? &curve->curve : nullptr, other.running, other.started_s,
+                       curve ? curve->curve.held_at_end() : 0, curve});
+    if (other.running && curve) {
+      running_end_s = std::max(running_end_s, other.started_s + curve->curve.duration_s);
+    }
+  }
+  // Each variant costs its delay plus its extra time over the plain iteration, both predicted
+  // alone (the cost model's lengths, not measured ones that sharing stretched); waiting for an
+  // event costs the time until the running iterations are predicted to end.
+  std::size_t best = 0;
+  std::optional<double> best_shift;
+  double best_cost = std::numeric_limits<double>::infinity();
+  const std::size_t count = std::max<std::size_t>(1, state.variants.size());
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto& curve = curve_of(state, k);
+    if (!curve || curve->peak > budget_) continue;
+    const auto shift = shift_for(job, *curve, now_s);
+    const double extra = k == 0 ? 0.0 : state.variant_s[k] - state.variant_s[0];
+    // With nobody mid-iteration no end is coming to wait for: only a start counts.
+    const double wait = shift                        ? std::max(*shift, 0.0)
+                        : anyone_running_except(job) ? running_end_s - now_s
+                                                     : std::numeric_limits<double>::infinity();
+    const double cost = wait + extra;
+    if (cost < best_cost || (k == 0 && !shift)) {
+      best = k;
+      best_shift = shift;
+      best_cost = cost;
+    }
+    if (shift && *shift <= 0 && extra <= 0) break;  // nothing can beat starting now, plain
+  }
+  state.chosen = best;
+  if (!best_shift) return wait_for_event(state);  // no delay works before an iteration ends
+  if (*best_shift <= 0) return decision::start();
   state.asked_while_blocked = true;
   if (!state.shifted_from_s) state.shifted_from_s = now_s;
-  return decision::wait_until(now_s + *shift);
+  return decision::wait_until(now_s + *best_shift);
 }
 
 bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) const {
@@ -206,9 +288,14 @@ void scrooge_policy::on_iteration_start(job_id job, double now_s) {
   state.first_ask_s.reset();
   state.shifted_from_s.reset();
   if (anyone_running_except(job)) state.stats.shared_starts += 1;
+  state.running_variant = state.variants.empty() ? 0 : state.chosen;
+  if (state.running_variant > 0) {
+    state.stats.planned += 1;
+    state.stats.plan_extra_s += state.variant_s[state.running_variant] - state.variant_s.front();
+  }
   // A job running alone claims what it takes as it goes: nobody else is there to wait for it.
   std::lock_guard lock(claims_mutex_);
-  claims_.start(job, runs_alone(state) ? nullptr : state.profile);
+  claims_.start(job, runs_alone(state) ? nullptr : curve_of(state, state.running_variant));
 }
 
 bool scrooge_policy::missed_prediction(const usage_curve& predicted,
@@ -228,25 +315,32 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
   std::lock_guard lock(claims_mutex_);
   const bool exceeded = claims_.exceeded_claim(job);
   claims_.end(job);
+  const auto& predicted = curve_of(state, state.running_variant);
   switch (state.now) {
     case phase::profiling:
       state.now = phase::informed;
       break;
     case phase::informed:
       informed_iterations_ += 1;
-      if (state.profile && (exceeded || missed_prediction(state.profile->curve, observed))) {
+      if (predicted && (exceeded || missed_prediction(predicted->curve, observed))) {
         state.now = phase::fallback;
         state.stats.fallbacks += 1;
       }
       break;
     case phase::fallback:
-      if (!state.profile || !missed_prediction(state.profile->curve, observed)) {
+      if (!predicted || !missed_prediction(predicted->curve, observed)) {
         state.now = phase::informed;
       }
       break;
   }
-  // Feedback: the latest lifespans, measured beside the others, predict the next iteration.
-  state.profile = std::make_shared<const indexed_curve>(std::move(observed));
+  // Feedback: the latest lifespans, measured beside the others, predict the next iteration of
+  // the same variant.
+  auto measured = std::make_shared<const indexed_curve>(std::move(observed));
+  if (state.running_variant == 0) {
+    state.profile = std::move(measured);
+  } else {
+    state.variants[state.running_variant] = std::move(measured);
+  }
 }
 
 bool scrooge_policy::try_reserve(job_id job, std::size_t bytes) {
@@ -295,7 +389,9 @@ std::vector<policy_statistic> statistics_of(const scrooge_job_stats& s) {
           {"fallbacks", count(s.fallbacks)},
           {"event_waits", count(s.event_waits)},
           {"shared_starts", count(s.shared_starts)},
-          {"borrow_waits", count(s.borrow_waits)}};
+          {"borrow_waits", count(s.borrow_waits)},
+          {"planned", count(s.planned)},
+          {"plan_extra_s", s.plan_extra_s}};
 }
 
 }  // namespace
@@ -314,6 +410,8 @@ std::vector<policy_statistic> scrooge_policy::system_statistics() const {
     total.event_waits += s.event_waits;
     total.shared_starts += s.shared_starts;
     total.borrow_waits += s.borrow_waits;
+    total.planned += s.planned;
+    total.plan_extra_s += s.plan_extra_s;
   };
   for (const auto& [id, state] : jobs_) add(stats(id));
   for (const auto& [id, s] : departed_) add(s);

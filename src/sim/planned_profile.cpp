@@ -125,7 +125,8 @@ void check_planner(std::string_view planner) {
 job_profile profile_from_prediction(const job_profile& vanilla,
                                     const footprint::access_sequence& sequence,
                                     const footprint::prediction& predicted,
-                                    const std::string& planner, std::size_t region_size) {
+                                    const std::string& planner, std::size_t region_size,
+                                    bool as_variant) {
   const double sequence_s = sequence.iteration_s();
   const double vanilla_s = vanilla.solo_iteration_s();
   TANDEM_EXPECTS(sequence_s > 0 && vanilla_s > 0 && predicted.iteration_s > 0, usage_error,
@@ -148,17 +149,27 @@ job_profile profile_from_prediction(const job_profile& vanilla,
   // prediction already is the iteration's length, host gaps included, and a host part left
   // unstretched would overlap it differently.
   for (const auto& op : vanilla.operations) {
-    planned.operations.push_back(
-        {op.name, op.solo_s * stretch, op.fill * busy, op.bytes_touched, 0.0, -1.0});
+    if (as_variant) {
+      planned.operations.push_back({op.name, op.solo_s * stretch, op.fill * busy, op.bytes_touched,
+                                    op.host_s, op.device_s < 0 ? -1.0 : op.device_s * stretch});
+    } else {
+      planned.operations.push_back(
+          {op.name, op.solo_s * stretch, op.fill * busy, op.bytes_touched, 0.0, -1.0});
+    }
   }
   const double end_s = planned.solo_iteration_s();
 
   std::size_t floor = predicted.curve.front().bytes;
   for (const auto& point : predicted.curve) floor = std::min(floor, point.bytes);
-  if (floor > 0) planned.persistent_tensors.push_back(floor);
+  if (as_variant) {
+    planned.persistent_tensors = vanilla.persistent_tensors;
+    floor = vanilla.persistent_bytes();
+  } else if (floor > 0) {
+    planned.persistent_tensors.push_back(floor);
+  }
   curve_steps steps(planned.steps, floor);
   for (const auto& point : predicted.curve)
-    steps.hold(std::min(point.at_s * clock, end_s), point.bytes);
+    steps.hold(std::min(point.at_s * clock, end_s), std::max(point.bytes, floor));
   steps.finish(end_s);
   replay_regions(planned, region_size);
   return planned;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <random>
 #include <string>
@@ -38,6 +39,8 @@ enum class taken { yes, waiting, failed };
 struct job_run {
   const simulated_job* job = nullptr;
   const prepared_profile* prepared = nullptr;
+  /// Its footprint variants prepared (0: plain); empty when it has none.
+  std::vector<const prepared_profile*> variants;
   schedule::job_id id = 0;
   stage now = stage::pending;
 
@@ -93,7 +96,6 @@ class engine final : public schedule::progress_source, public schedule::driver_c
                   runs_.at(job).limit = limit;
                 }),
         capabilities_(driver_.capabilities()) {
-    prepared_.reserve(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) {
       const auto& job = jobs[i];
       TANDEM_EXPECTS(job.profile != nullptr, usage_error,
@@ -108,6 +110,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       auto& run = runs_[i];
       run.job = &jobs[i];
       run.prepared = &prepared_[i];
+      if (jobs[i].variants != nullptr && jobs[i].variants->profiles.size() > 1) {
+        run.variants.push_back(run.prepared);
+        const auto& profiles = jobs[i].variants->profiles;
+        for (std::size_t k = 1; k < profiles.size(); ++k) {
+          run.variants.push_back(&prepared_.emplace_back(*profiles[k]));
+        }
+      }
       run.id = static_cast<schedule::job_id>(i);
       run.result.name = jobs[i].spec.name;
       run.result.model = jobs[i].spec.model;
@@ -355,6 +364,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
 
   void arrive(job_run& run) {
     driver_.arrive(runtime::job_info_of(run.job->spec, run.id, now_));
+    if (!run.variants.empty()) driver_.offer_variants(run.id, run.job->variants->offer());
     apply_grants();
     request_start(run);
   }
@@ -376,6 +386,11 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         auto& run = runs_[given.job];
         if (run.now != stage::waiting && run.now != stage::at_group) continue;  // gone meanwhile
         run.result.wait_s += given.waited_s;
+        // The iteration runs the variant the policy chose (all hold the same persistent
+        // regions, so the build does not depend on it).
+        if (given.group == 0 && !run.variants.empty()) {
+          run.prepared = run.variants.at(given.variant);
+        }
         if (given.group > 0) {
           ++run.next_group;
           run.now = stage::running;
@@ -696,7 +711,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   std::mt19937_64 random_;
   std::normal_distribution<double> noise_{0.0, 1.0};
 
-  std::vector<prepared_profile> prepared_;
+  std::deque<prepared_profile> prepared_;  ///< a deque: runs point into it
   std::vector<job_run> runs_;
   std::vector<std::pair<double, double>> demands_;  ///< compute_rates' (demand, fill)
   std::vector<std::size_t> arrivals_;               ///< job indices in arrival order

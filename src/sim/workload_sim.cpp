@@ -110,6 +110,7 @@ void check_simulated_work(const runtime::workload& spec, const std::vector<simul
 struct generated_job {
   std::shared_ptr<const job_profile> profile;
   std::optional<planned_job_summary> plan;
+  std::shared_ptr<const footprint_variants> variants;  ///< for a policy that chooses plans
 };
 
 /// The job's profile generated for the setup's GPU, planned by `planning` when it is given. Plans
@@ -121,7 +122,8 @@ generated_job generate_job(const runtime::workload& spec, const sim_setup& setup
   const auto region_size = region_size_of(spec);
   auto vanilla = generate_profile(request, gpu);
   replay_regions(vanilla, region_size);
-  if (!maybe_planning) return {std::make_shared<const job_profile>(std::move(vanilla)), {}};
+  if (!maybe_planning)
+    return {std::make_shared<const job_profile>(std::move(vanilla)), {}, nullptr};
 
   const auto& planning = *maybe_planning;
   const auto sequence = generate_access_sequence(request, gpu);
@@ -161,7 +163,8 @@ generated_job generate_job(const runtime::workload& spec, const sim_setup& setup
       .swapped_out_bytes = planned.predicted.swapped_out_bytes,
       .copy_bandwidth = gpu.pcie_bandwidth,
   };
-  return {std::make_shared<const job_profile>(std::move(planned.profile)), std::move(summary)};
+  return {std::make_shared<const job_profile>(std::move(planned.profile)), std::move(summary),
+          nullptr};
 }
 
 /// Every job of the workload planned together by a joint planner (TENSILE): one budget for all
@@ -224,7 +227,8 @@ std::vector<generated_job> generate_jointly(const runtime::workload& spec, const
         .swapped_out_bytes = predictions[j].swapped_out_bytes,
         .copy_bandwidth = gpu.pcie_bandwidth,
     };
-    out.push_back({std::make_shared<const job_profile>(std::move(profile)), std::move(summary)});
+    out.push_back(
+        {std::make_shared<const job_profile>(std::move(profile)), std::move(summary), nullptr});
   }
   return out;
 }
@@ -269,6 +273,16 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
                   "' is an inference job; the simulator replays training iterations only: run "
                   "the workload with `tandem run`, or make the job a training job");
     }
+  }
+  if (const auto planner = runtime::policy_planner_of(spec, setup.overrides)) {
+    TANDEM_EXPECTS(setup.gpu.has_value(), config_error,
+                   "the policy's planner (" + *planner +
+                       ") needs --gpu NAME: its plans are made from each job's tensor access "
+                       "sequence, which the catalogue generates, while profiles recorded by "
+                       "`tandem profile` carry none yet");
+    TANDEM_EXPECTS(!setup.planning, config_error,
+                   "--planner plans every job once, while the policy's planner (" + *planner +
+                       ") lets the policy choose a plan at each iteration; use one of them");
   }
   if (setup.planning) {
     check_planner(setup.planning->planner);
@@ -424,8 +438,17 @@ std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const s
       // be chosen here, and then belong to the key.
       auto& made =
           generated[key{request.model, request.batch_size, request.options, request.optimizer}];
-      if (!made.profile) made = generate_job(spec, setup, request, setup.planning);
+      if (!made.profile) {
+        made = generate_job(spec, setup, request, setup.planning);
+        if (const auto planner = runtime::policy_planner_of(spec, setup.overrides)) {
+          const auto& gpu = find_gpu(*setup.gpu);
+          made.variants = std::make_shared<const footprint_variants>(
+              make_footprint_variants(made.profile, generate_access_sequence(request, gpu),
+                                      *planner, gpu.pcie_bandwidth, region_size_of(spec)));
+        }
+      }
       simulated.profile = made.profile;
+      simulated.variants = made.variants;
       if (plans != nullptr && made.plan) {
         plans->push_back(*made.plan);
         plans->back().job = job.name;

@@ -434,6 +434,80 @@ TEST(Scrooge, AJobWhosePeakExceedsTheBudgetIsRefusedWithTheNumbers) {
   }
 }
 
+// --- footprint variants (chooses_footprint.hpp) ------------------------------------------------
+
+/// The pyramid under a plan: half the regions at its peak (300), at `length` seconds.
+usage_curve lean(double length) {
+  return curve(100, {0.0, 0.1}, 100, {0.8 * length, 0.9 * length}, 100, length);
+}
+
+/// Two jobs offered the pyramid plain and `planned`, past profiling (both ran plain alone).
+void profile_both_with_plans(scrooge_policy& policy, const usage_curve& planned) {
+  for (job_id job : {1u, 2u}) {
+    policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
+    policy.offer_variants(job, {{"none", pyramid, 1.0}, {"lean", planned, planned.duration_s}});
+  }
+  for (job_id job : {1u, 2u}) {
+    const double t = job;
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    EXPECT_EQ(policy.chosen_variant(job), 0u);  // the plain iteration fits alone
+    policy.on_iteration_start(job, t);
+    policy.on_iteration_end(job, report_of(t, t + 1, pyramid), t + 1);
+  }
+}
+
+TEST(ScroogeWithPlans, APlanThatCostsLessThanTheWaitRunsBesideTheOtherJob) {
+  // Budget 850: beside a at its peak (500, its returns 0.25 s from now and every 0.1 s after)
+  // the plain b must start 0.05 s later, so that its third take (to 400) meets a's first
+  // return; under the plan (300 at its peak) it fits now, for 0.02 s more.
+  scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
+  profile_both_with_plans(policy, lean(1.02));
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  EXPECT_EQ(policy.chosen_variant(1), 0u);
+  policy.on_iteration_start(1, 10);
+  ASSERT_EQ(policy.may_start(2, 10.35), decision::start());
+  EXPECT_EQ(policy.chosen_variant(2), 1u);
+  policy.on_iteration_start(2, 10.35);
+  EXPECT_EQ(policy.stats(2).planned, 1);
+  EXPECT_NEAR(policy.stats(2).plan_extra_s, 0.02, 1e-9);
+  EXPECT_EQ(policy.stats(2).shared_starts, 1);
+}
+
+TEST(ScroogeWithPlans, APlanThatCostsMoreThanTheWaitIsNotTaken) {
+  // The same, but the plan doubles the iteration: waiting 0.05 s is cheaper.
+  scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
+  profile_both_with_plans(policy, lean(2.0));
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  const auto verdict = policy.may_start(2, 10.35);
+  EXPECT_EQ(verdict.what, decision::verdict::wait_until);
+  EXPECT_NEAR(verdict.until_s, 10.4, 1e-6);
+  EXPECT_EQ(policy.chosen_variant(2), 0u);
+  EXPECT_EQ(policy.stats(2).planned, 0);
+}
+
+TEST(ScroogeWithPlans, AJobTooLargeForTheBudgetRunsUnderAPlanInsteadOfBeingRefused) {
+  scrooge_policy policy(400, {.ramp_start = 1, .ramp_iterations = 0});
+  policy.on_arrival(job_info::make(1, "huge", 0), 0);
+  policy.offer_variants(1, {{"none", pyramid, 1.0}, {"lean", lean(1.2), 1.2}});
+  ASSERT_EQ(policy.may_start(1, 0), decision::start());
+  EXPECT_EQ(policy.chosen_variant(1), 1u);  // the plain peak (500) cannot fit 400
+  policy.on_iteration_start(1, 0);
+  policy.on_iteration_end(1, report_of(0, 1.2, lean(1.2)), 1.2);
+  ASSERT_EQ(policy.may_start(1, 1.2), decision::start());  // informed now: not refused
+  EXPECT_EQ(policy.chosen_variant(1), 1u);
+  // Without the offer the same job is refused (AJobWhosePeakExceedsTheBudgetIsRefused...).
+}
+
+TEST(ScroogeWithPlans, WithoutAnOfferEveryIterationRunsPlain) {
+  scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
+  profile_both(policy);
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  policy.on_iteration_start(1, 10);
+  EXPECT_EQ(policy.may_start(2, 10.35).what, decision::verdict::wait_until);
+  EXPECT_EQ(policy.chosen_variant(2), 0u);
+}
+
 TEST(Scrooge, BadOptionsAreRefused) {
   EXPECT_THROW(scrooge_policy(1000, {.ramp_start = 1.5}), config_error);
   EXPECT_THROW(scrooge_policy(1000, {.ramp_start = 0}), config_error);

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "tandem/common/units.hpp"
+#include "tandem/schedule/policy_capabilities.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/sim/simulator.hpp"
 
@@ -177,6 +178,85 @@ TEST_P(PolicyContract, RandomWorkloadsKeepTheContract) {
   EXPECT_EQ(checked, 200);
   EXPECT_EQ(departed, 175);  // one job in every workload of two or more
 }
+
+/// The job's iteration under a pretend footprint plan: the same persistent memory, every region
+/// take halved (at least one region), 30% longer.
+std::shared_ptr<const job_profile> halved(const job_profile& plain) {
+  auto planned = std::make_shared<job_profile>(plain);
+  for (auto& op : planned->operations) op.solo_s *= 1.3;
+  planned->held.duration_s *= 1.3;
+  const auto half = [](std::int64_t bytes) {
+    const auto regions = std::max<std::int64_t>(1, bytes / static_cast<std::int64_t>(region) / 2);
+    return (bytes < 0 ? -1 : 1) * regions * static_cast<std::int64_t>(region);
+  };
+  for (auto& step : planned->held.steps) {
+    step.at_s *= 1.3;
+    step.delta = half(step.delta);
+  }
+  for (auto& step : planned->steps) {
+    step.at_s *= 1.3;
+    step.bytes = half(step.bytes);
+  }
+  std::int64_t most = 0;
+  std::int64_t live = 0;
+  for (const auto& step : planned->steps) most = std::max(most, live += step.bytes);
+  planned->peak_live_bytes = planned->persistent_bytes() + static_cast<std::size_t>(most);
+  return planned;
+}
+
+// The same contract for a policy that chooses footprints (chooses_footprint.hpp), with every
+// job offered a plan that halves its iteration's memory: the budget stays hard, every job that
+// owes completion completes, and plans are chosen (or the test could not fail for ignoring them).
+class FootprintChoosingContract : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FootprintChoosingContract, RandomWorkloadsWithPlansKeepTheContract) {
+  const auto& name = GetParam();
+  double planned = 0;
+  for (std::size_t jobs = 1; jobs <= 8; ++jobs) {
+    for (std::uint64_t seed = 1; seed <= 25; ++seed) {
+      auto s = make_scenario(jobs, seed * 100 + jobs);
+      for (auto& job : s.jobs) {
+        auto variants = std::make_shared<footprint_variants>();
+        variants->profiles = {job.profile, halved(*job.profile)};
+        variants->labels = {"none", "halved"};
+        job.variants = std::move(variants);
+      }
+      const auto policy = schedule::make_policy(name, {s.budget, jobs, {}});
+      device_model device;
+      device.description = "contract";
+      device.capacity = 64 * GiB;
+      device.budget = s.budget;
+      sim_options options;
+      options.faults = s.faults;
+      const auto result = simulate(s.jobs, *policy, device, s.changes, options);
+      const auto where = name + ", " + std::to_string(jobs) + " jobs, seed " +
+                         std::to_string(seed) + ", budget " + format_bytes(s.budget);
+      EXPECT_LE(result.peak_reserved_bytes, s.budget) << where;
+      for (const auto& job : result.jobs) {
+        if (!s.faults.empty() && job.name == s.faults.front().job) continue;
+        EXPECT_EQ(job.status, runtime::job_status::completed)
+            << where << ": " << job.name << ": " << job.error;
+        for (const auto& statistic : job.policy_stats) {
+          if (statistic.name == "planned") planned += statistic.value;
+        }
+      }
+    }
+  }
+  EXPECT_GT(planned, 0) << "no iteration ran under a plan";
+}
+
+std::vector<std::string> policies_choosing_footprints() {
+  std::vector<std::string> names;
+  for (const auto& name : schedule::policy_names()) {
+    const auto made = schedule::make_policy(name, {GiB, 1, {}});
+    if (schedule::capabilities_of(*made).footprint != nullptr) names.push_back(name);
+  }
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryChoosingPolicy, FootprintChoosingContract,
+                         ::testing::ValuesIn(policies_choosing_footprints()),
+                         [](const auto& param) { return param.param; });
 
 INSTANTIATE_TEST_SUITE_P(EveryPolicy, PolicyContract, ::testing::ValuesIn(schedule::policy_names()),
                          [](const auto& param) { return param.param; });

@@ -72,6 +72,10 @@ struct device_spec {
 struct policy_spec {
   std::string name;
   option_table options;
+  /// `planner = "tensile"`: the footprint planner whose plans the policy may run jobs under
+  /// (schedule::chooses_footprint), a planner spec; none: jobs run as they are.
+  std::optional<std::string> planner;
+  std::size_t planner_line = 0;
   std::size_t line = 0;
 };
 

@@ -19,10 +19,20 @@ struct policy_overrides {
   std::optional<std::size_t> budget;  ///< replaces the workload's budget
   /// Replaces every training job's `planner` (a name of footprint::planner_names()).
   std::optional<std::string> planner;
+  /// Replaces the [policy] table's `planner` (a planner spec; "none": no plans).
+  std::optional<std::string> policy_planner;
 };
 
 /// The policy's name: the override, else the workload's.
 [[nodiscard]] std::string policy_name(const workload& spec, const policy_overrides& overrides);
+
+/// The footprint planner whose plans the policy may run jobs under: the override ("none": no
+/// planner), else the workload's [policy] planner when the workload's own policy runs.
+[[nodiscard]] std::optional<std::string> policy_planner_of(const workload& spec,
+                                                           const policy_overrides& overrides);
+
+/// The registered policies that can run jobs under footprint plans (schedule::chooses_footprint).
+[[nodiscard]] std::vector<std::string> policies_choosing_footprints();
 
 /// A training job's footprint planner: the override, else the job's own; none for an inference
 /// job or when neither names one.

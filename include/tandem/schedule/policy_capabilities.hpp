@@ -4,6 +4,7 @@
 // on the hot path pays for a dynamic_cast, and a capability a policy lacks costs nothing.
 
 #include "tandem/schedule/borrow_arbiter.hpp"
+#include "tandem/schedule/chooses_footprint.hpp"
 #include "tandem/schedule/explains_waiting.hpp"
 #include "tandem/schedule/fails_on_oom.hpp"
 #include "tandem/schedule/group_gating.hpp"
@@ -24,6 +25,7 @@ struct policy_capabilities {
   reads_progress* progress = nullptr;         ///< reads running jobs' progress (nodegroup)
   borrow_arbiter* borrows = nullptr;          ///< judges every region borrow (scrooge)
   fails_on_oom* oom_baseline = nullptr;       ///< fails on OOM, never waits (spatial, static)
+  chooses_footprint* footprint = nullptr;     ///< runs iterations under plans (scrooge)
 };
 
 [[nodiscard]] policy_capabilities capabilities_of(policy& p);

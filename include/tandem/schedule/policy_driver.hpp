@@ -69,6 +69,9 @@ struct grant {
   /// When the start follows another job's iteration end or departure (the first start after
   /// it): that event's time, so that the executor can measure the job switch on its side.
   std::optional<double> switch_from_s;
+  /// For an iteration's start: the footprint variant it runs (chooses_footprint.hpp); 0, the
+  /// plain iteration, under a policy that does not choose.
+  std::size_t variant = 0;
 };
 
 class policy_driver {
@@ -102,6 +105,10 @@ class policy_driver {
   /// The job leaves (finished, failed, stopped); a wait of its is withdrawn. Idempotent.
   void depart(job_id job);
   void change_budget(std::size_t bytes);
+  /// The ways `job` can run its iterations (chooses_footprint.hpp), for a policy that chooses
+  /// among them; an event, since a smaller variant may let a waiting job start. Ignored by a
+  /// policy without the capability.
+  void offer_variants(job_id job, std::vector<footprint_variant> variants);
 
   /// The job wants to start its next iteration (or its first: the first grant builds it).
   void request_start(job_id job);

@@ -25,6 +25,16 @@
 // Progress: a job that nobody else's iteration is blocking starts if it fits the real budget
 // beside the others' idle holdings, whatever the ramp; a job that cannot fit even alone is
 // refused with a config_error naming the numbers.
+// Footprint variants (chooses_footprint.hpp; `[policy] planner = ...`): when the executor offers
+// a job's iteration under plans that lower its peak, every informed start weighs each variant:
+// its TimeShift (or, when no delay works, the time until the running iterations end) plus its
+// predicted extra time over the plain iteration; the least wins, the plain one on a tie. So a
+// job that would wait for another's iteration runs beside it under a plan when the plan costs
+// less than the wait, iteration by iteration. Each variant keeps its own curve (predicted, then
+// measured by feedback) for the TimeShift and the claims, so the budget stays hard. An iteration
+// that runs alone (profiling, fallback) runs the first variant that fits beside the others'
+// holdings, so a job whose plain iteration cannot fit the budget at all runs planned instead of
+// being refused.
 
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +46,7 @@
 #include <vector>
 
 #include "tandem/schedule/borrow_arbiter.hpp"
+#include "tandem/schedule/chooses_footprint.hpp"
 #include "tandem/schedule/iteration_claims.hpp"
 #include "tandem/schedule/policy.hpp"
 #include "tandem/schedule/policy_entry.hpp"
@@ -65,9 +76,14 @@ struct scrooge_job_stats {
   std::int64_t event_waits = 0;    ///< decisions to wait for another job's iteration end
   std::int64_t shared_starts = 0;  ///< iterations started while another job's was running
   std::int64_t borrow_waits = 0;   ///< region borrows refused mid-iteration (the job waited)
+  std::int64_t planned = 0;        ///< iterations run under a footprint plan (a variant > 0)
+  double plan_extra_s = 0;         ///< their predicted extra time over plain iterations
 };
 
-class scrooge_policy final : public policy, public borrow_arbiter, public reports_statistics {
+class scrooge_policy final : public policy,
+                             public borrow_arbiter,
+                             public reports_statistics,
+                             public chooses_footprint {
  public:
   scrooge_policy(std::size_t budget_bytes, scrooge_options options = {});
 
@@ -85,6 +101,10 @@ class scrooge_policy final : public policy, public borrow_arbiter, public report
   void returned(job_id job, std::size_t bytes) override;
   [[nodiscard]] bool worth_waiting(job_id job) override;
 
+  // chooses_footprint
+  void offer_variants(job_id job, std::vector<footprint_variant> variants) override;
+  [[nodiscard]] std::size_t chosen_variant(job_id job) const override;
+
   // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
@@ -100,6 +120,12 @@ class scrooge_policy final : public policy, public borrow_arbiter, public report
     std::string name;
     phase now = phase::profiling;
     std::shared_ptr<const indexed_curve> profile;  // the latest measured iteration
+    // Offered footprint variants (0: plain): each one's curve, predicted until an iteration of
+    // it is measured, and its predicted length alone. Empty: never offered.
+    std::vector<std::shared_ptr<const indexed_curve>> variants;
+    std::vector<double> variant_s;
+    std::size_t chosen = 0;           // the variant of the latest start verdict
+    std::size_t running_variant = 0;  // the variant of the iteration under way
     bool running = false;
     bool admitted = false;  // has started an iteration: built, holding its persistent memory
     double started_s = 0;
@@ -122,8 +148,22 @@ class scrooge_policy final : public policy, public borrow_arbiter, public report
   [[nodiscard]] bool waits_to_run_alone(job_id job, const job_state& state) const;
   /// Counts a wait for another job's iteration end and says so.
   [[nodiscard]] static decision wait_for_event(job_state& state);
-  /// The informed decision: the iteration claims' admission, then the TimeShift.
+  /// The informed decision: the iteration claims' admission, then the TimeShift, for each
+  /// variant; the least delay plus extra time wins.
   [[nodiscard]] decision decide_by_time_shift(job_id job, job_state& state, double now_s);
+  /// The TimeShift of `job` running `curve`: a delay (0: now), or none when no delay works
+  /// before the running iterations end (the claims' admission included).
+  [[nodiscard]] std::optional<double> shift_for(job_id job, const indexed_curve& curve,
+                                                double now_s);
+  /// The curve that predicts `job` running variant `k`: the measured plain profile for 0 when
+  /// there is one, else the variant's own.
+  [[nodiscard]] static const std::shared_ptr<const indexed_curve>& curve_of(const job_state& state,
+                                                                            std::size_t k);
+  /// For an iteration that runs alone: the first variant whose peak fits beside what the others
+  /// hold between iterations (the last when none does).
+  [[nodiscard]] std::size_t variant_alone(job_id job, const job_state& state) const;
+  /// The least peak among the job's variants (its plain profile's without any).
+  [[nodiscard]] static std::size_t least_peak(const job_state& state);
   [[nodiscard]] bool missed_prediction(const usage_curve& predicted,
                                        const usage_curve& observed) const;
 

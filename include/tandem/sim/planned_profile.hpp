@@ -70,11 +70,16 @@ struct planned_iteration {
 /// - regions held: from the pool's own logic (replay_regions with `region_size`).
 /// An empty plan's prediction gives vanilla's iteration length and, within the 512-byte rounding
 /// of vanilla's allocations, its peak (its region curve may differ: the allocations differ).
+/// `as_variant` (footprint_variants.hpp): hold vanilla's persistent tensors instead of the curve's
+/// least value (the curve is taken as at least their sum), so that the profile holds the same
+/// regions between iterations as vanilla and a job may switch between the two at any iteration
+/// boundary; and keep each operation's host part as it is (its device part stretched), so that
+/// a plan that costs no time co-locates exactly as the plain iteration does.
 [[nodiscard]] job_profile profile_from_prediction(const job_profile& vanilla,
                                                   const footprint::access_sequence& sequence,
                                                   const footprint::prediction& predicted,
                                                   const std::string& planner,
-                                                  std::size_t region_size);
+                                                  std::size_t region_size, bool as_variant = false);
 
 /// Plans `sequence` with `planner` for `budget_bytes` (0: the planner's own choice), priced at
 /// `copy_bandwidth`, predicts the plan with the cost model and makes the profile. A plan that

@@ -25,6 +25,7 @@
 #include "tandem/runtime/workload.hpp"
 #include "tandem/runtime/workload_limits.hpp"
 #include "tandem/schedule/policy.hpp"
+#include "tandem/sim/footprint_variants.hpp"
 #include "tandem/sim/job_profile.hpp"
 
 namespace tandem::sim {
@@ -63,6 +64,10 @@ struct sim_options {
 struct simulated_job {
   runtime::job_spec spec;  ///< name, batch, iterations or duration, arrival, priority, threads
   std::shared_ptr<const job_profile> profile;
+  /// Its iteration under footprint plans (footprint_variants.hpp), offered to a policy that
+  /// chooses among them when the job arrives; each start runs the variant the policy chose.
+  /// Null: every iteration replays `profile`. Its plain variant is `profile`.
+  std::shared_ptr<const footprint_variants> variants;
 };
 
 /// Runs `jobs` under `policy` on `device` and returns what `tandem run` would report (no losses:
