@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # HOME Table 2's analogue, simulated on an RTX 2080 Ti (11 GB) at CIFAR sizes: for each model,
 # the largest batch one job trains at alone and its throughput there, per planner (none, the
-# greedy baselines, HOME's swarm, tandem's search, the exact planner), every figure from this
-# run; then each planner's search time and gap to `optimal` at 60% of the vanilla peak
-# (tandem_planner_gap, search times the median of REPEAT runs).
+# greedy baselines, TENSILE, HOME's swarm, tandem's search, the exact planner), every figure
+# from this run; then each planner's search time and gap to `optimal` at 60% of the vanilla
+# peak (tandem_planner_gap, search times the median of REPEAT runs).
 #
 #   bench/footprint/home_table.sh [BUILD_DIR] [REPEAT]     (default: build 3)
 #
@@ -26,8 +26,8 @@ HOME_SPEC=${HOME_SPEC:-home:iterations=10,particles=10,time_limit=5}
 OPTIMAL_SPEC=${OPTIMAL_SPEC:-optimal:time_limit=5}
 GAP_HOME_SPEC=${GAP_HOME_SPEC:-home:iterations=20,particles=20}
 GAP_OPTIMAL_SPEC=${GAP_OPTIMAL_SPEC:-optimal:time_limit=60}
-planners="none capuchin checkpoint $HOME_SPEC tandem $OPTIMAL_SPEC"
-models=${MODELS:-"mobilenetv2_cifar resnet50_cifar vgg16_cifar inception_v3_299"}
+planners="none capuchin checkpoint tensile $HOME_SPEC tandem $OPTIMAL_SPEC"
+models=${MODELS:-"mobilenetv2_cifar plain20_cifar squeezenet_cifar vgg16_cifar resnet50_cifar inception_v3_299"}
 
 search_model() {
   local model=$1 i=0
@@ -83,5 +83,5 @@ PY
 echo
 echo "Search time and gap to optimal at 60% of the vanilla peak (tandem_planner_gap):"
 "$gap" --gpu 2080ti --budget 0.6 --repeat "$repeat" \
-  --planners "capuchin;checkpoint;$GAP_HOME_SPEC;tandem;$GAP_OPTIMAL_SPEC" \
-  ${GAP_MODELS:-mobilenetv2:1024 resnet50:512 vgg16:1024 inception_v3:64}
+  --planners "capuchin;checkpoint;tensile;$GAP_HOME_SPEC;tandem;$GAP_OPTIMAL_SPEC" \
+  ${GAP_MODELS:-mobilenetv2:1024 plain20:1024 squeezenet:4096 vgg16:1024 resnet50:512 inception_v3:64}

@@ -56,9 +56,10 @@ layer pointwise(const std::string& name, op_kind kind, std::int64_t elements, do
 }
 
 image pool(network& net, const std::string& name, image in, std::int64_t kernel,
-           std::int64_t stride, std::int64_t pad, bool keeps_indices) {
-  const image out{in.channels, side_after(in.height, kernel, stride, pad),
-                  side_after(in.width, kernel, stride, pad)};
+           std::int64_t stride, std::int64_t pad, bool keeps_indices, bool ceil_mode = false) {
+  const auto side = ceil_mode ? side_after_ceil : side_after;
+  const image out{in.channels, side(in.height, kernel, stride, pad),
+                  side(in.width, kernel, stride, pad)};
   const std::int64_t in_elements = net.batch * in.elements();
   const std::int64_t out_elements = net.batch * out.elements();
   layer l;
@@ -128,6 +129,15 @@ conv_spec first_layer(conv_spec spec) {
 std::int64_t side_after(std::int64_t side, std::int64_t kernel, std::int64_t stride,
                         std::int64_t pad) {
   return (side + 2 * pad - kernel) / stride + 1;
+}
+
+std::int64_t side_after_ceil(std::int64_t side, std::int64_t kernel, std::int64_t stride,
+                             std::int64_t pad) {
+  const std::int64_t span = side + 2 * pad - kernel;
+  if (span + stride <= 0) return 0;  // not even the first window fits
+  std::int64_t out = (span + stride - 1) / stride + 1;
+  if ((out - 1) * stride >= side + pad) --out;  // the last window would start in the padding
+  return out;
 }
 
 image input_images(network& net, image shape) {
@@ -244,6 +254,11 @@ image conv_bn(network& net, const std::string& name, image in, const conv_spec& 
 image max_pool(network& net, const std::string& name, image in, std::int64_t kernel,
                std::int64_t stride, std::int64_t pad) {
   return pool(net, name, in, kernel, stride, pad, true);
+}
+
+image max_pool_ceil(network& net, const std::string& name, image in, std::int64_t kernel,
+                    std::int64_t stride, std::int64_t pad) {
+  return pool(net, name, in, kernel, stride, pad, true, true);
 }
 
 image average_pool(network& net, const std::string& name, image in, std::int64_t kernel,

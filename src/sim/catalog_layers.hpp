@@ -58,6 +58,10 @@ struct conv_spec {
 /// Side of a map after a window of `kernel` with `stride` and `pad` (floor, as PyTorch).
 [[nodiscard]] std::int64_t side_after(std::int64_t side, std::int64_t kernel, std::int64_t stride,
                                       std::int64_t pad);
+/// The same rounding up (PyTorch's ceil_mode), where a last window may hang over the edge but
+/// must start inside the input or its left padding. 0 where no window fits.
+[[nodiscard]] std::int64_t side_after_ceil(std::int64_t side, std::int64_t kernel,
+                                           std::int64_t stride, std::int64_t pad);
 
 // The batch. Both copy it from the host and keep it (and its labels) for the whole iteration.
 image input_images(network& net, image shape);
@@ -79,6 +83,9 @@ image conv_bn(network& net, const std::string& name, image in, const conv_spec& 
 
 image max_pool(network& net, const std::string& name, image in, std::int64_t kernel,
                std::int64_t stride, std::int64_t pad);
+/// A max pool with ceil_mode (SqueezeNet's): sides from side_after_ceil.
+image max_pool_ceil(network& net, const std::string& name, image in, std::int64_t kernel,
+                    std::int64_t stride, std::int64_t pad);
 image average_pool(network& net, const std::string& name, image in, std::int64_t kernel,
                    std::int64_t stride, std::int64_t pad);
 /// Mean over the map: [batch, channels].

@@ -38,6 +38,8 @@ network build_bert_mini(const model_args& args);
 
 // The papers' models.
 network build_inception_v3(const model_args& args);
+network build_plain20(const model_args& args);
+network build_squeezenet(const model_args& args);
 network build_nasnet(const model_args& args);
 network build_bert_base(const model_args& args);
 network build_gnmt(const model_args& args);

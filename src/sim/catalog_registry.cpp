@@ -124,6 +124,10 @@ std::vector<model_entry> make_catalogue() {
       zoo_model("lstm", build_lstm),
       zoo_model("bert_mini", build_bert_mini),
       plain("inception_v3", image_options(299, 75, 1000), build_inception_v3),
+      plain("plain20", image_options(32, 1, 10), build_plain20),
+      // SqueezeNet's stride-2 convolution and three ceil-mode pools take 17 px to 8, 4, 2 and 1;
+      // from 16 px the third pool would get a 1-pixel map, smaller than its window.
+      plain("squeezenet", image_options(32, 17, 10), build_squeezenet),
       nasnet(),
       with_heads("bert_base", 128, 30522, 768, 12, 12, build_bert_base),
       plain("gnmt",

@@ -14,11 +14,13 @@ set(TANDEM_SIM_GENERATOR_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/catalog_mlp.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_mobilenetv2.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_nasnet.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/catalog_plain20.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_recurrent.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_registry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_resnet.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_rhn.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_sequence.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/catalog_squeezenet.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_tacotron.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_transformer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_vgg16.cpp

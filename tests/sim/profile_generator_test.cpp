@@ -142,6 +142,14 @@ TEST(ParameterCounts, PaperModelsMatchPublishedSizes) {
   near(request("tacotron", 1), 28.2e6, 0.03);
 }
 
+TEST(ParameterCounts, Plain20AndSqueezeNetAreExact) {
+  // Plain-20 has ResNet-20's weights (its option-A shortcuts have none); SqueezeNet v1.1 is
+  // torchvision's squeezenet1_1, 1,235,496 at 224 px and 1000 classes.
+  EXPECT_EQ(parameter_count(request("plain20", 1)), 269'722);
+  EXPECT_EQ(parameter_count(request("squeezenet", 1)), 727'626);
+  EXPECT_EQ(parameter_count(request("squeezenet", 1, imagenet)), 1'235'496);
+}
+
 // ---- Well-formed profiles ------------------------------------------------------------------
 
 /// Steps balanced by size, never freeing more than is live at that size, in time order within
@@ -206,6 +214,12 @@ TEST(Profiles, EveryModelIsWellFormedAndSmall) {
     expect_well_formed(p);
     EXPECT_LE(p.operations.size(), 4000u) << model;
   }
+}
+
+TEST(Profiles, SqueezeNetRunsFromItsLeastSide) {
+  // 17 px: the stride-2 convolution leaves 8, the ceil-mode pools 4, 2 and 1.
+  expect_well_formed(generate_profile(request("squeezenet", 2, {{"image_side", 17}}), v100()));
+  expect_well_formed(generate_profile(request("squeezenet", 2, imagenet), v100()));
 }
 
 TEST(Profiles, PersistentTensorsAreParametersGradientsStateAndBuffers) {
@@ -332,10 +346,10 @@ TEST(Options, ZooModelsReadTheZoosOptionsInItsOrder) {
   const std::vector<std::string> zoo = {"resnet20", "resnet56", "resnet110",   "resnet50",
                                         "resnet",   "vgg16",    "mobilenetv2", "mlp",
                                         "lstm",     "bert_mini"};
-  ASSERT_GE(names.size(), zoo.size() + 6);
+  ASSERT_GE(names.size(), zoo.size() + 8);
   EXPECT_TRUE(std::equal(zoo.begin(), zoo.end(), names.begin()));
-  for (const std::string paper :
-       {"inception_v3", "nasnet", "bert_base", "gnmt", "rhn", "tacotron"}) {
+  for (const std::string paper : {"inception_v3", "plain20", "squeezenet", "nasnet", "bert_base",
+                                  "gnmt", "rhn", "tacotron"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), paper), names.end()) << paper;
   }
   using list = std::vector<std::string>;
@@ -385,6 +399,7 @@ TEST(Errors, OutOfRangeValuesAndBatchesAreRefused) {
   refused(request("bert_base", 8, {{"heads", 5}}), "heads must divide hidden");
   refused(request("gnmt", 8, {{"layers", 1}}), "layers");
   refused(request("nasnet", 8, {{"filters", 1000}}), "multiple of 24");
+  refused(request("squeezenet", 8, {{"image_side", 16}}), "image_side");
   auto adamw = request("mlp", 8);
   adamw.optimizer = "adamw";
   refused(adamw, "'adamw'");

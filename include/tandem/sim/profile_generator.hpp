@@ -5,7 +5,8 @@
 //
 // The catalogue holds the zoo's models (same architectures, option names and defaults as
 // tandem/models/zoo.hpp, so a workload written for `tandem run` simulates as is) and the papers'
-// models at their published scale: inception_v3, nasnet, bert_base, gnmt, rhn, tacotron.
+// models at their published scale: inception_v3, plain20, squeezenet, nasnet, bert_base, gnmt,
+// rhn, tacotron.
 // docs/sim-models.md describes the cost model and every model.
 
 #include <cstdint>
