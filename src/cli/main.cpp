@@ -177,6 +177,10 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--planner", run.planner,
                       "Footprint planner of every training job, replacing the jobs' planner: "
                       "each records an iteration, plans it and runs the rest under the plan");
+  run_cmd->add_option("--policy-planner", run.policy_planner,
+                      "The policy may run iterations under plans by this footprint planner, "
+                      "choosing at each start between a delay and a plan (scrooge; replaces "
+                      "[policy] planner; none: no plans)");
   run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
   run_cmd->add_option("--timeline", run.timeline_path,
                       "Write the memory timeline (time, job, live bytes by kind) as CSV");

@@ -35,7 +35,7 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
                          std::ostream& progress, std::stop_token stop) {
   const auto spec = runtime::load_workload(options.workload, runtime::training_vocabulary());
   runtime::run_options settings;
-  settings.overrides = {options.policy, options.budget, options.planner, std::nullopt};
+  settings.overrides = {options.policy, options.budget, options.planner, options.policy_planner};
   runtime::validate_training_workload(spec, settings);
   // Opened before anything runs, so that a typo in a path costs no training time.
   std::optional<atomic_file> json;

@@ -16,9 +16,12 @@ struct run_command_options {
   std::optional<std::string> policy;
   std::optional<std::size_t> budget;
   std::optional<std::string> planner;  ///< every training job's footprint planner
-  std::string json_path;               ///< empty: no JSON
-  std::string timeline_path;           ///< empty: no timeline
-  std::string report_path;             ///< empty: no HTML report
+  /// Replaces the [policy] table's planner: the policy chooses, at each start, between a delay
+  /// and a plan by this planner ("none": no plans).
+  std::optional<std::string> policy_planner;
+  std::string json_path;      ///< empty: no JSON
+  std::string timeline_path;  ///< empty: no timeline
+  std::string report_path;    ///< empty: no HTML report
   double progress_interval_s = 1.0;
   bool quiet = false;  ///< no progress lines
 };

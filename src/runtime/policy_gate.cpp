@@ -68,6 +68,19 @@ double policy_gate::wait_for_start(memory::job_id job) {
   return wait_for_grant_locked(lock, job);
 }
 
+void policy_gate::offer_variants(memory::job_id job,
+                                 std::vector<schedule::footprint_variant> variants) {
+  std::lock_guard lock(mutex_);
+  driver_.offer_variants(job, std::move(variants));
+  dispatch_locked();
+}
+
+std::size_t policy_gate::granted_variant(memory::job_id job) const {
+  std::lock_guard lock(mutex_);
+  const auto found = variants_.find(job);
+  return found == variants_.end() ? 0 : found->second;
+}
+
 double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
   std::unique_lock lock(mutex_);
   TANDEM_EXPECTS(driver_.present(job), usage_error,
@@ -92,6 +105,7 @@ double policy_gate::wait_for_grant_locked(std::unique_lock<std::mutex>& lock, me
     if (const auto found = granted_.find(job); found != granted_.end()) {
       const auto given = found->second;
       granted_.erase(found);
+      if (given.group == 0) variants_[job] = given.variant;
       // Measured here, on the job's own thread: waking it is part of what a switch costs.
       if (given.switch_from_s) switch_samples_.push_back(now() - *given.switch_from_s);
       return given.waited_s;

@@ -151,14 +151,6 @@ void validate_training_workload(const workload& spec, const run_options& options
             "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
             "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
   }
-  if (const auto planner = policy_planner_of(spec, options.overrides)) {
-    fail_at(spec, spec.policy.planner_line,
-            "[policy] planner = \"" + *planner +
-                "\": real runs do not let the policy choose plans yet (the simulator does: "
-                "`tandem sim " +
-                spec.source +
-                " --gpu NAME`); remove it, or give each job its own planner and plan_budget");
-  }
   for (const auto& job : spec.jobs) {
     if (job.kind != job_kind::training || !planner_of(job, options.overrides) || !job.iterations)
       continue;

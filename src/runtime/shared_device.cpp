@@ -71,9 +71,10 @@ shared_device::shared_device(const shared_device_options& options)
   if (capabilities_.oom_baseline == nullptr) waiter_.emplace(capabilities_.borrows, *gate_);
   borrow_gate_.emplace(*pool_, waiter_ ? &*waiter_ : nullptr);
   copies_ = std::make_unique<device::copy_channel>(*backend_);
-  context_ = std::make_unique<training_context>(training_context{
-      *backend_, *pool_, *gate_, *monitor_,
-      options.faults != nullptr ? *options.faults : no_faults_, *copies_, copy_bandwidth});
+  context_ = std::make_unique<training_context>(
+      training_context{*backend_, *pool_, *gate_, *monitor_,
+                       options.faults != nullptr ? *options.faults : no_faults_, *copies_,
+                       copy_bandwidth, policy_planner_of(spec, options.overrides)});
 }
 
 shared_device::~shared_device() {

@@ -14,6 +14,7 @@
 #include "group_gate.hpp"
 #include "iteration_runner.hpp"
 #include "planned_training.hpp"
+#include "planned_variants.hpp"
 #include "sequence_recording.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
@@ -160,6 +161,12 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     planned.emplace(*spec.planner, spec.plan_budget, context.copy_bandwidth, context.pool,
                     context.monitor, context.copies, id);
   }
+  // Or the policy chooses, iteration by iteration, between the plain iteration and plans.
+  std::optional<planned_variants> variants;
+  if (!spec.planner && context.policy_planner) {
+    variants.emplace(*context.policy_planner, context.copy_bandwidth, context.pool, context.monitor,
+                     context.copies, id);
+  }
   for (;;) {
     progress.now = phase::waiting;
     const double requested_s = gate.now();
@@ -175,25 +182,33 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     // The iteration whose operations and allocations are recorded is also recorded as an access
     // sequence, when it is known to be the last (not for a job run for a duration), and so is a
     // planned job's iteration 1, which its plan is made from.
-    const auto stage = planned ? stage_of(iteration) : planned_stage::reference;
+    const auto stage = planned || variants ? stage_of(iteration) : planned_stage::reference;
     std::optional<sequence_recording> recording;
     if ((spec.iterations && records_operations(spec, iteration, context.monitor)) ||
         stage == planned_stage::recorded) {
       recording.emplace(context.pool, context.monitor, id);
     }
-    const bool executes = stage == planned_stage::planned && planned->planned();
+    const bool executes = planned && stage == planned_stage::planned && planned->planned();
+    const std::size_t variant = variants ? gate.granted_variant(id) : 0;
     result.unfinished_start_s = start_s;
     const auto report = runner.run(iteration, start_s, [&] {
       if (executes) planned->begin_iteration();
+      if (variants) variants->begin_iteration(variant);
       loss = job->step(iteration, recording ? &*recording : nullptr);
+      if (variants) variants->end_iteration();
       if (executes) planned->end_iteration();
       if (recording) {
         auto sequence = recording->end(spec.model, spec.batch_size);
         recording.reset();
-        if (stage == planned_stage::recorded) planned->plan(sequence);
+        if (planned && stage == planned_stage::recorded) planned->plan(sequence);
         result.access_sequence = std::move(sequence);
       }
     });
+    if (variants && stage == planned_stage::recorded && result.access_sequence) {
+      // Offered once the iteration is measured: the plans' curves are scaled from its own.
+      gate.offer_variants(
+          id, variants->plan(*result.access_sequence, report.held, report.end_s - report.start_s));
+    }
     result.iteration_log.push_back(
         {report.start_s, report.end_s, loss, report.peak_bytes, requested_s});
     result.unfinished_start_s.reset();

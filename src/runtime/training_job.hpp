@@ -45,6 +45,8 @@ struct training_context {
   const fault_plan& faults;      ///< the isolation tests' planned failures; usually empty
   device::copy_channel& copies;  ///< the device's copy engine, shared by the jobs' swaps
   double copy_bandwidth = 0;     ///< what plans price copies at (bytes/s; 0: memcpy speed)
+  /// `[policy] planner`: training jobs offer the policy plans by this planner (planned_variants)
+  std::optional<std::string> policy_planner;
 };
 
 /// A result that names the job as the workload describes it, with nothing measured yet.

@@ -132,6 +132,8 @@ void scrooge_policy::offer_variants(job_id job, std::vector<footprint_variant> v
     state.variants.push_back(std::make_shared<const indexed_curve>(std::move(variant.held)));
   }
   state.chosen = 0;
+  state.stats.plans =
+      state.variants.empty() ? 0 : static_cast<std::int64_t>(state.variants.size() - 1);
 }
 
 std::size_t scrooge_policy::chosen_variant(job_id job) const {
@@ -390,6 +392,7 @@ std::vector<policy_statistic> statistics_of(const scrooge_job_stats& s) {
           {"event_waits", count(s.event_waits)},
           {"shared_starts", count(s.shared_starts)},
           {"borrow_waits", count(s.borrow_waits)},
+          {"plans", count(s.plans)},
           {"planned", count(s.planned)},
           {"plan_extra_s", s.plan_extra_s}};
 }
@@ -410,6 +413,7 @@ std::vector<policy_statistic> scrooge_policy::system_statistics() const {
     total.event_waits += s.event_waits;
     total.shared_starts += s.shared_starts;
     total.borrow_waits += s.borrow_waits;
+    total.plans += s.plans;
     total.planned += s.planned;
     total.plan_extra_s += s.plan_extra_s;
   };

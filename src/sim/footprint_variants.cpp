@@ -4,6 +4,7 @@
 
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/cost_model.hpp"
+#include "tandem/footprint/plan_ladder.hpp"
 #include "tandem/footprint/planner.hpp"
 #include "tandem/sim/planned_profile.hpp"
 
@@ -31,10 +32,8 @@ footprint_variants make_footprint_variants(std::shared_ptr<const job_profile> pl
   std::size_t least_held = plain->held.peak();
   out.profiles.push_back(std::move(plain));
   out.labels.emplace_back("none");
-  if (peak <= floor) return out;
   const auto maker = footprint::make_planner(planner);
-  for (const double level : variant_levels) {
-    const auto budget = floor + static_cast<std::size_t>(level * static_cast<double>(peak - floor));
+  for (const auto budget : footprint::plan_ladder(floor, peak)) {
     const auto made = maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs});
     if (made.decisions.empty()) continue;
     const auto predicted = footprint::predict(sequence, made, costs);

@@ -219,6 +219,32 @@ TEST(Session, WhenPeaksTogetherExceedTheBudgetSpatialFailsAndScroogeCompletesWit
   EXPECT_FALSE(run.policy_stats.empty());
 }
 
+// Issue 19: scrooge choosing, at each start, a delay or a footprint plan ([policy] planner). The
+// jobs are offered plans after their recorded iteration, the budget holds whichever runs, and a
+// plan never changes what a job computes: each job's losses are those of its run alone.
+TEST(Session, ScroogeChoosingPlansKeepsTheBudgetAndEveryLossOfTheJobAlone) {
+  const std::string jobs = small_resnet_job("a") + small_resnet_job("b");
+  const auto alone =
+      run_workload(parse(device_table("1GiB") + "[policy]\nname = \"exclusive\"\n" + jobs));
+  const auto run = run_workload(parse(
+      device_table("28MiB") + "[policy]\nname = \"scrooge\"\nplanner = \"tensile\"\n" + jobs));
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+  for (const char* name : {"a", "b"}) {
+    const auto& job = job_named(run, name);
+    ASSERT_EQ(job.status, job_status::completed) << name << ": " << job.error;
+    const auto& solo = job_named(alone, name);
+    ASSERT_EQ(job.iteration_log.size(), solo.iteration_log.size());
+    for (std::size_t i = 0; i < job.iteration_log.size(); ++i) {
+      EXPECT_EQ(job.iteration_log[i].loss, solo.iteration_log[i].loss) << name << " " << i;
+    }
+    double plans = -1;
+    for (const auto& statistic : job.policy_stats) {
+      if (statistic.name == "plans") plans = statistic.value;
+    }
+    EXPECT_GT(plans, 0) << name << ": no plan was offered";
+  }
+}
+
 // Waterwave §5.5: more than two jobs. Three and four ResNet-20s whose peaks (about 18 MiB of
 // regions each) sum well above 44 MiB: spatial sharing runs out of memory; the NodeGroup
 // pipeline completes every job within the budget, pairing groups of different jobs.

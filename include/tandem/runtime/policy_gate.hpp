@@ -73,6 +73,11 @@ class policy_gate {
   /// seconds spent waiting. Throws gate_closed (see above).
   double wait_for_start(memory::job_id job);
   void finish_iteration(memory::job_id job, const schedule::iteration_report& report);
+  /// The ways `job` can run its iterations (schedule::chooses_footprint); ignored by a policy
+  /// that does not choose among them.
+  void offer_variants(memory::job_id job, std::vector<schedule::footprint_variant> variants);
+  /// The footprint variant of the iteration start `job` was last granted (0: plain).
+  [[nodiscard]] std::size_t granted_variant(memory::job_id job) const;
 
   /// Group gating (policy.hpp): reports that `job` finished group `group - 1` of its iteration,
   /// blocks until the policy lets it into group `group` (>= 1), reports the entry and returns
@@ -140,6 +145,7 @@ class policy_gate {
   schedule::policy_driver driver_;  // guarded by mutex_: the contract, shared with the simulator
   std::condition_variable changed_;
   std::map<memory::job_id, schedule::grant> granted_;  // not yet taken by their threads
+  std::map<memory::job_id, std::size_t> variants_;     // of each job's latest iteration start
   std::string closed_;                                 // non-empty once closed: the reason
   bool stopping_ = false;                              // stop() was called
   // Wakes sleep_until only, so that a sleeper is not woken by every event.

@@ -76,6 +76,7 @@ struct scrooge_job_stats {
   std::int64_t event_waits = 0;    ///< decisions to wait for another job's iteration end
   std::int64_t shared_starts = 0;  ///< iterations started while another job's was running
   std::int64_t borrow_waits = 0;   ///< region borrows refused mid-iteration (the job waited)
+  std::int64_t plans = 0;          ///< footprint plans offered (variants beyond the plain one)
   std::int64_t planned = 0;        ///< iterations run under a footprint plan (a variant > 0)
   double plan_extra_s = 0;         ///< their predicted extra time over plain iterations
 };

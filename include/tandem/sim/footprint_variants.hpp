@@ -27,11 +27,8 @@ struct footprint_variants {
   [[nodiscard]] std::vector<schedule::footprint_variant> offer() const;
 };
 
-/// Where the plans' budgets lie, as shares of the way from the job's persistent bytes (what no
-/// plan here moves) to its vanilla peak: 0.8 plans for persistent + 80% of the rest.
-inline constexpr double variant_levels[] = {0.8, 0.6, 0.45, 0.3, 0.2};
-
-/// The plain profile and a plan at each of variant_levels by `planner` (a planner spec), priced
+/// The plain profile and a plan at each budget of footprint::plan_ladder by `planner` (a planner
+/// spec), priced
 /// at `copy_bandwidth`; a plan is kept only when it holds at least one region less at its peak
 /// than the variant before it. Throws config_error for an unknown planner.
 [[nodiscard]] footprint_variants make_footprint_variants(std::shared_ptr<const job_profile> plain,

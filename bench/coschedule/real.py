@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Co-scheduling and footprint reduction together on real jobs (issue 19), CPU backend.
+
+Two ResNet-20 at batch 64 (examples/scrooge_two_resnets.toml; about 104 MiB of regions each at
+their peaks) at budgets of 157, 120 and 112 MiB, and a three-model mix (bench/coschedule/mix.toml;
+434 MiB of peaks) at 300 and 260 MiB, each under temporal, scrooge, and scrooge choosing tensile's
+plans (--policy-planner tensile). REPEAT rounds, interleaved (every configuration once per round),
+and the median of each configuration's aggregate samples/s, against temporal's median.
+
+  bench/coschedule/real.py [BUILD_DIR] [REPEAT]     (default: build 3)
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+REPEAT = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+TANDEM = os.path.join(ROOT, BUILD, "src", "tandem")
+
+CASES = [("two resnet20 b64", "examples/scrooge_two_resnets.toml", b)
+         for b in ("157MiB", "120MiB", "112MiB")]
+CASES += [("resnet20 + mobilenetv2 + vgg16", "bench/coschedule/mix.toml", b)
+          for b in ("300MiB", "260MiB")]
+POLICIES = [("temporal", ["--policy", "temporal"]),
+            ("scrooge", ["--policy", "scrooge", "--policy-planner", "none"]),
+            ("scrooge+tensile", ["--policy", "scrooge", "--policy-planner", "tensile"])]
+
+
+def run(workload, budget, args, work):
+    out = os.path.join(work, "run.json")
+    done = subprocess.run([TANDEM, "run", workload, "--budget", budget, "--quiet", "--json", out]
+                          + args, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode != 0:
+        return None
+    with open(out) as f:
+        result = json.load(f)
+    stats = result.get("policy_stats") or {}
+    return {"samples": result["aggregate_samples_per_s"], "failed": result["failed_jobs"],
+            "held": result["peak_reserved_bytes"] <= result["budget_bytes"],
+            "planned": stats.get("planned")}
+
+
+def main():
+    if not os.access(TANDEM, os.X_OK):
+        sys.exit(f"real.py: {TANDEM} not found; build tandem first")
+    samples = {}
+    with tempfile.TemporaryDirectory() as work:
+        for _ in range(REPEAT):
+            for label, workload, budget in CASES:
+                for name, args in POLICIES:
+                    got = run(workload, budget, args, work)
+                    samples.setdefault((label, budget, name), []).append(got)
+    print(f"Median of {REPEAT} interleaved runs: aggregate samples/s (x temporal's median); "
+          "jobs failed; budget held in every run; iterations under a plan (median)")
+    print("| jobs | budget | " + " | ".join(n for n, _ in POLICIES) + " |")
+    print("|---|---|" + "---|" * len(POLICIES))
+    for label, workload, budget in CASES:
+        cells = []
+        base = None
+        for name, _ in POLICIES:
+            runs = [r for r in samples[(label, budget, name)] if r is not None]
+            if not runs:
+                cells.append("error")
+                continue
+            median = statistics.median(r["samples"] for r in runs)
+            if name == "temporal":
+                base = median
+            failed = max(r["failed"] for r in runs)
+            held = all(r["held"] for r in runs)
+            planned = [r["planned"] for r in runs if r["planned"] is not None]
+            cell = f"{median:.1f}" + (f" ({median / base:.2f}x)" if base else "")
+            cell += f", failed {failed}" + ("" if held else ", BUDGET EXCEEDED")
+            if planned:
+                cell += f", planned {statistics.median(planned):.0f}"
+            cells.append(cell)
+        print(f"| {label} | {budget} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+#include "planned_variants.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "tandem/common/units.hpp"
+#include "tandem/footprint/plan_ladder.hpp"
+#include "tandem/footprint/planner.hpp"
+
+namespace tandem::runtime::detail {
+
+namespace {
+
+/// What "memcpy" copies are priced at, as planned_training prices them.
+constexpr double memcpy_bytes_per_s = 10e9;
+
+}  // namespace
+
+schedule::usage_curve scaled_curve(const schedule::usage_curve& plain, double memory, double time,
+                                   std::size_t region_size) {
+  schedule::usage_curve out;
+  out.held_at_start = plain.held_at_start;
+  out.duration_s = plain.duration_s * time;
+  const auto region = static_cast<double>(std::max<std::size_t>(region_size, 1));
+  const auto scale = [&](std::int64_t above) {
+    if (above <= 0) return std::int64_t{0};
+    const double regions = std::ceil(static_cast<double>(above) * memory / region);
+    return static_cast<std::int64_t>(regions * region);
+  };
+  std::int64_t above = 0;   // the plain curve above its start
+  std::int64_t scaled = 0;  // the scaled one
+  for (const auto& step : plain.steps) {
+    above += step.delta;
+    const auto next = scale(above);
+    if (next != scaled) out.steps.push_back({step.at_s * time, next - scaled});
+    scaled = next;
+  }
+  if (scaled != 0) out.steps.push_back({out.duration_s, -scaled});  // back to the start
+  return out;
+}
+
+planned_variants::planned_variants(std::string planner, double copy_bandwidth,
+                                   memory::device_pool& pool, memory_monitor& monitor,
+                                   device::copy_channel& channel, memory::job_id job)
+    : planner_(std::move(planner)), pool_(pool), monitor_(monitor), channel_(channel), job_(job) {
+  costs_.copy_bandwidth = copy_bandwidth > 0 ? copy_bandwidth : memcpy_bytes_per_s;
+}
+
+planned_variants::~planned_variants() {
+  // An iteration cut short: stop the events before the executor goes (it waits for its copies).
+  if (running_ != nullptr) monitor_.detach(job_);
+}
+
+std::vector<schedule::footprint_variant> planned_variants::plan(footprint::access_sequence sequence,
+                                                                const schedule::usage_curve& plain,
+                                                                double plain_s) {
+  std::vector<schedule::footprint_variant> variants;
+  variants.push_back({"none", plain, plain_s});
+  const auto vanilla = footprint::predict(sequence, footprint::plan{}, costs_);
+  if (vanilla.curve.empty() || vanilla.iteration_s <= 0) return variants;
+  std::size_t floor = vanilla.curve.front().bytes;
+  for (const auto& point : vanilla.curve) floor = std::min(floor, point.bytes);
+  const auto region = pool_.options().region_size;
+  std::size_t least_held = plain.peak();
+  const auto maker = footprint::make_planner(planner_);
+  for (const auto budget : footprint::plan_ladder(floor, vanilla.peak_bytes)) {
+    auto made = maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs_});
+    // The executor finds a tensor by its place among the iteration's allocations; parameters and
+    // optimizer state have none (as planned_training leaves them out).
+    std::erase_if(made.decisions, [&](const footprint::decision& d) {
+      return !sequence.tensors[d.tensor].allocation.has_value();
+    });
+    if (made.decisions.empty()) continue;
+    const auto predicted = footprint::predict(sequence, made, costs_);
+    const double memory =
+        static_cast<double>(predicted.peak_bytes - std::min(predicted.peak_bytes, floor)) /
+        static_cast<double>(vanilla.peak_bytes - floor);
+    const double time = predicted.iteration_s / vanilla.iteration_s;
+    auto curve = scaled_curve(plain, memory, time, region);
+    if (curve.peak() + region > least_held) continue;  // not a region less than the one before
+    least_held = curve.peak();
+    variants.push_back(
+        {planner_ + " at " + format_bytes(budget), std::move(curve), plain_s * time});
+    executors_.push_back(std::make_unique<torch_support::plan_executor>(pool_, job_, channel_,
+                                                                        sequence, std::move(made)));
+  }
+  return variants;
+}
+
+void planned_variants::begin_iteration(std::size_t variant) {
+  if (variant == 0 || variant > executors_.size()) return;
+  running_ = executors_[variant - 1].get();
+  monitor_.attach(job_, running_);
+  running_->begin();
+}
+
+void planned_variants::end_iteration() {
+  if (running_ == nullptr) return;
+  running_->end();
+  monitor_.detach(job_);
+  running_ = nullptr;
+}
+
+}  // namespace tandem::runtime::detail

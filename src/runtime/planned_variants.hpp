@@ -1,0 +1,65 @@
+#pragma once
+// A training job whose policy chooses, iteration by iteration, between its plain iteration and
+// footprint plans (`[policy] planner`; schedule::chooses_footprint). Iteration 0 makes the
+// optimizer's state, iteration 1 is recorded as an access sequence and planned at each budget of
+// footprint::plan_ladder; the plans are offered to the policy with their predicted curves of
+// regions held (the recorded iteration's measured curve, its part above what the job holds
+// between iterations scaled by the plan's predicted peak, and its times by the plan's predicted
+// length), and each later iteration runs under the plan its grant names, or plain. The policy
+// replaces a prediction by the measured curve once the variant has run, and the pool keeps the
+// budget whatever the prediction.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/device/copy_channel.hpp"
+#include "tandem/footprint/access_sequence.hpp"
+#include "tandem/footprint/cost_model.hpp"
+#include "tandem/memory/device_pool.hpp"
+#include "tandem/runtime/memory_monitor.hpp"
+#include "tandem/schedule/chooses_footprint.hpp"
+#include "tandem/torch/plan_executor.hpp"
+
+namespace tandem::runtime::detail {
+
+class planned_variants {
+ public:
+  /// `planner`: a planner spec; `copy_bandwidth`: bytes/s plans price copies at (0: memcpy).
+  planned_variants(std::string planner, double copy_bandwidth, memory::device_pool& pool,
+                   memory_monitor& monitor, device::copy_channel& channel, memory::job_id job);
+  ~planned_variants();
+  planned_variants(const planned_variants&) = delete;
+  planned_variants& operator=(const planned_variants&) = delete;
+
+  /// Plans the recorded iteration (`sequence`, whose regions held were `plain` over `plain_s`
+  /// seconds) and returns the variants to offer: the plain one first, then each plan that holds
+  /// at least a region less than the one before.
+  [[nodiscard]] std::vector<schedule::footprint_variant> plan(footprint::access_sequence sequence,
+                                                              const schedule::usage_curve& plain,
+                                                              double plain_s);
+
+  /// Around an iteration run as `variant` (0: plain, nothing to do), on the job's thread.
+  void begin_iteration(std::size_t variant);
+  void end_iteration();
+
+ private:
+  std::string planner_;
+  footprint::cost_options costs_;
+  memory::device_pool& pool_;
+  memory_monitor& monitor_;
+  device::copy_channel& channel_;
+  memory::job_id job_;
+  // One executor per plan (variant k runs executors_[k - 1]).
+  std::vector<std::unique_ptr<torch_support::plan_executor>> executors_;
+  torch_support::plan_executor* running_ = nullptr;
+};
+
+/// `plain` with its part above `held_at_start` scaled by `memory` (rounded up to whole regions of
+/// `region_size`) and its times by `time`: how a plan predicted to keep that share of the peak
+/// and to take that share longer holds regions.
+[[nodiscard]] schedule::usage_curve scaled_curve(const schedule::usage_curve& plain, double memory,
+                                                 double time, std::size_t region_size);
+
+}  // namespace tandem::runtime::detail
