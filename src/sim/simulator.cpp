@@ -282,6 +282,15 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         std::max(run.position, segments[k].start + share * (segments[k].end - segments[k].start));
   }
 
+  /// Its stream can move on without taking time: it was let go (at a group boundary, or after a
+  /// refused borrow) where cross_boundary had stopped before settling it. Host-bound, with the
+  /// host's and the device's stage both done, its rates are 0 until it settles, so this is an
+  /// event now (cross_boundary settles it), not a wait for one that never comes.
+  [[nodiscard]] bool can_settle(const job_run& run) const {
+    auto cursor = run.cursor;
+    return cursor.settle(run.prepared->stages, device_.in_flight_ops);
+  }
+
   double next_event_time() {
     compute_rates();
     double next = never;
@@ -299,7 +308,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
           next = std::min(next, run.setup_end);
           break;
         case stage::running:
-          if (reached(run.position, run.next_boundary())) {
+          if (reached(run.position, run.next_boundary()) || can_settle(run)) {
             next = now_;
           } else {
             next =

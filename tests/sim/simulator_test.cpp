@@ -221,6 +221,67 @@ TEST(Simulator, NodeGroupPairsOneJobsFreeingGroupsWithTheOthersAllocatingOnes) {
   EXPECT_LT(result.makespan_s, 33);
 }
 
+/// A host-bound iteration (as GNMT under TensorFlow 1.x is) of eight operations of 0.125 s,
+/// each issued by the host in 0.125 s and run by the device in half that, so the device catches
+/// up with the host and both finish each operation together. It allocates 4 MiB at the start of
+/// each of the first four operations and frees them at the start of each of the last four, as
+/// generated profiles do (allocations at operation boundaries). Regions come two allocations at
+/// a time: 8 MiB at 0 and at 0.25 s, returned at 0.625 and 0.875 s, so the allocations at 0.125
+/// and 0.375 s are served from a region already held.
+std::shared_ptr<job_profile> host_bound_profile(std::size_t base) {
+  auto profile = std::make_shared<job_profile>();
+  profile->model = "toy";
+  profile->persistent_tensors = {base};
+  for (int i = 0; i < 8; ++i) profile->operations.push_back({"op", 0.125, 0.5, 0, 0.125, 0.0625});
+  constexpr auto four = static_cast<std::int64_t>(4 * MiB);
+  constexpr auto eight = static_cast<std::int64_t>(8 * MiB);
+  for (int i = 0; i < 4; ++i) profile->steps.push_back({0.125 * i, four});
+  for (int i = 4; i < 8; ++i) profile->steps.push_back({0.125 * i, -four});
+  profile->held.steps = {{0, eight}, {0.25, eight}, {0.625, -eight}, {0.875, -eight}};
+  profile->held.held_at_start = base;
+  profile->held.duration_s = 1;
+  profile->peak_live_bytes = base + 16 * MiB;
+  return profile;
+}
+
+TEST(Simulator, NodeGroupLetsAJobGoOnFromABoundaryAtAnOperationsEndThatTakesNoRegion) {
+  // Peaks of 24 MiB each against 40 MiB: each fits alone, both together do not. Groups of
+  // 4 MiB cut the iteration at its second, third and fourth allocations, each at the end of an
+  // operation; the second and fourth take no new region. A job let go at such a boundary used to
+  // keep its stream stopped at the operation's end (no region move there to move it on), so
+  // the simulation ended with every job failed as stalled by the policy (same_gnmt.toml at batch
+  // 64 under a 6 GiB budget did so in its first gated iteration).
+  const auto profile = host_bound_profile(8 * MiB);
+  std::vector<simulated_job> jobs{job("a", profile, 6), job("b", profile, 6)};
+  schedule::nodegroup_policy nodegroup(40 * MiB, {4 * MiB, 4, 2, 2});
+  const auto result = simulate(jobs, nodegroup, gpu(40 * MiB));
+  for (const auto& j : result.jobs) {
+    EXPECT_EQ(j.status, runtime::job_status::completed) << j.name << ": " << j.error;
+    EXPECT_EQ(j.iterations, 6) << j.name;
+  }
+  EXPECT_LE(result.peak_reserved_bytes, 40 * MiB);
+  EXPECT_EQ(nodegroup.stats(0).groups, 4u);
+  EXPECT_EQ(nodegroup.stats(1).groups, 4u);
+  // Gated iterations ran (calibration, then pipelined): more group entries than iterations.
+  EXPECT_GT(nodegroup.stats(0).groups_run, 6);
+  // One iteration at a time would take 12 s: the pairing overlapped some.
+  EXPECT_LT(result.makespan_s, 12);
+}
+
+TEST(Simulator, AJobLetGoAfterAMemoryWaitAtAnOperationsEndGoesOn) {
+  // The same stop another way: the borrow at 0.25 s, where an operation ends, is refused while
+  // the budget is lowered to what the job holds (16 MiB); the job waits, and takes it when the
+  // budget is raised again at 0.5 s. It used to stay stopped there, failed as stalled.
+  const std::vector<runtime::budget_change> changes{{0.2, 16 * MiB, 0}, {0.5, 40 * MiB, 0}};
+  schedule::exclusive_policy exclusive;
+  const auto result =
+      simulate({job("a", host_bound_profile(8 * MiB), 2)}, exclusive, gpu(40 * MiB), changes);
+  const auto& a = result.jobs[0];
+  EXPECT_EQ(a.status, runtime::job_status::completed) << a.error;
+  // Two iterations of 1 s, the first 0.25 s longer for the wait.
+  EXPECT_NEAR(result.makespan_s, 2.25, 1e-9);
+}
+
 TEST(Simulator, APlannedFaultStrikesAtItsAllocationAndTheJobsMemoryGoesToTheNext) {
   // Allocation 0 builds the job; each iteration then makes eight: the fault at 19 strikes at
   // the third iteration's third allocation, 0.25 s into it.
