@@ -126,6 +126,7 @@ void scrooge_policy::offer_variants(job_id job, std::vector<footprint_variant> v
   auto& state = jobs_.at(job);
   state.variants.clear();
   state.variant_s.clear();
+  state.measured.assign(variants.size(), false);
   for (auto& variant : variants) {
     state.variant_s.push_back(variant.iteration_s > 0 ? variant.iteration_s
                                                       : variant.held.duration_s);
@@ -148,7 +149,7 @@ bool scrooge_policy::anyone_running_except(job_id job) const {
 
 bool scrooge_policy::someone_runs_alone() const {
   return std::any_of(jobs_.begin(), jobs_.end(), [](const auto& entry) {
-    return entry.second.running && runs_alone(entry.second);
+    return entry.second.running && (runs_alone(entry.second) || entry.second.trial);
   });
 }
 
@@ -185,6 +186,15 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
     if (!state.admitted && !admits(job)) return wait_for_event(state);
     if (anyone_running_except(job)) return wait_for_event(state);
     state.chosen = variant_alone(job, state);
+    return decision::start();
+  }
+  if (state.trial_wanted != 0 && !anyone_running_except(job)) {
+    // A plan not measured yet that was the best choice: its first iteration runs alone (a
+    // trial, as a job's first is a profile), so that later starts beside others plan and claim
+    // with its measured curve. Before the check below: two jobs each waiting for the other's
+    // trial would wait forever.
+    state.chosen = state.trial_wanted;
+    state.trial_wanted = 0;
     return decision::start();
   }
   // Judged afresh at every ask rather than remembered: a remembered wish to run alone outlived
@@ -261,6 +271,13 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
     if (shift && *shift <= 0 && extra <= 0) break;  // nothing can beat starting now, plain
   }
   state.chosen = best;
+  if (best > 0 && !state.measured[best] && anyone_running_except(job)) {
+    // The best is a plan never run: it runs alone first (a trial), once the others' iterations
+    // end; meanwhile nobody starts a new one (waits_to_run_alone), so it is not starved.
+    state.trial_wanted = best;
+    state.chosen = 0;
+    return wait_for_event(state);
+  }
   if (!best_shift) return wait_for_event(state);  // no delay works before an iteration ends
   if (*best_shift <= 0) return decision::start();
   state.asked_while_blocked = true;
@@ -269,7 +286,7 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
 }
 
 bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) const {
-  return runs_alone(state) && !state.running && state.first_ask_s &&
+  return (runs_alone(state) || state.trial_wanted != 0) && !state.running && state.first_ask_s &&
          (state.admitted || admits(job));
 }
 
@@ -291,13 +308,15 @@ void scrooge_policy::on_iteration_start(job_id job, double now_s) {
   state.shifted_from_s.reset();
   if (anyone_running_except(job)) state.stats.shared_starts += 1;
   state.running_variant = state.variants.empty() ? 0 : state.chosen;
+  state.trial = state.running_variant > 0 && !state.measured[state.running_variant];
   if (state.running_variant > 0) {
     state.stats.planned += 1;
     state.stats.plan_extra_s += state.variant_s[state.running_variant] - state.variant_s.front();
   }
   // A job running alone claims what it takes as it goes: nobody else is there to wait for it.
   std::lock_guard lock(claims_mutex_);
-  claims_.start(job, runs_alone(state) ? nullptr : curve_of(state, state.running_variant));
+  claims_.start(
+      job, runs_alone(state) || state.trial ? nullptr : curve_of(state, state.running_variant));
 }
 
 bool scrooge_policy::missed_prediction(const usage_curve& predicted,
@@ -338,6 +357,8 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
   // Feedback: the latest lifespans, measured beside the others, predict the next iteration of
   // the same variant.
   auto measured = std::make_shared<const indexed_curve>(std::move(observed));
+  if (state.running_variant < state.measured.size()) state.measured[state.running_variant] = true;
+  state.trial = false;
   if (state.running_variant == 0) {
     state.profile = std::move(measured);
   } else {

@@ -456,20 +456,39 @@ void profile_both_with_plans(scrooge_policy& policy, const usage_curve& planned)
   }
 }
 
+/// a runs plain from 10; b asks at 10.35, beside a at its peak.
+void b_asks_beside_a(scrooge_policy& policy) {
+  ASSERT_EQ(policy.may_start(1, 10), decision::start());
+  EXPECT_EQ(policy.chosen_variant(1), 0u);
+  policy.on_iteration_start(1, 10);
+}
+
 TEST(ScroogeWithPlans, APlanThatCostsLessThanTheWaitRunsBesideTheOtherJob) {
   // Budget 850: beside a at its peak (500, its returns 0.25 s from now and every 0.1 s after)
   // the plain b must start 0.05 s later, so that its third take (to 400) meets a's first
   // return; under the plan (300 at its peak) it fits now, for 0.02 s more.
   scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
-  profile_both_with_plans(policy, lean(1.02));
-  ASSERT_EQ(policy.may_start(1, 10), decision::start());
-  EXPECT_EQ(policy.chosen_variant(1), 0u);
-  policy.on_iteration_start(1, 10);
-  ASSERT_EQ(policy.may_start(2, 10.35), decision::start());
+  const auto planned = lean(1.02);
+  profile_both_with_plans(policy, planned);
+  b_asks_beside_a(policy);
+  // The plan is the best, but it never ran: b waits for a's end to try it alone (a trial), and
+  // a waits for that trial rather than start again.
+  EXPECT_EQ(policy.may_start(2, 10.35), decision::wait_for_event());
+  policy.on_iteration_end(1, report_of(10, 11, pyramid), 11);
+  EXPECT_EQ(policy.may_start(1, 11), decision::wait_for_event());
+  ASSERT_EQ(policy.may_start(2, 11), decision::start());
   EXPECT_EQ(policy.chosen_variant(2), 1u);
-  policy.on_iteration_start(2, 10.35);
-  EXPECT_EQ(policy.stats(2).planned, 1);
-  EXPECT_NEAR(policy.stats(2).plan_extra_s, 0.02, 1e-9);
+  policy.on_iteration_start(2, 11);
+  EXPECT_EQ(policy.may_start(1, 11.1), decision::wait_for_event());  // the trial runs alone
+  policy.on_iteration_end(2, report_of(11, 12.02, planned), 12.02);
+  // Measured now: the same moment as before finds b under its plan beside a, at once.
+  ASSERT_EQ(policy.may_start(1, 20), decision::start());
+  policy.on_iteration_start(1, 20);
+  ASSERT_EQ(policy.may_start(2, 20.35), decision::start());
+  EXPECT_EQ(policy.chosen_variant(2), 1u);
+  policy.on_iteration_start(2, 20.35);
+  EXPECT_EQ(policy.stats(2).planned, 2);  // its trial and this one
+  EXPECT_NEAR(policy.stats(2).plan_extra_s, 0.04, 1e-9);
   EXPECT_EQ(policy.stats(2).shared_starts, 1);
 }
 
@@ -477,8 +496,7 @@ TEST(ScroogeWithPlans, APlanThatCostsMoreThanTheWaitIsNotTaken) {
   // The same, but the plan doubles the iteration: waiting 0.05 s is cheaper.
   scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
   profile_both_with_plans(policy, lean(2.0));
-  ASSERT_EQ(policy.may_start(1, 10), decision::start());
-  policy.on_iteration_start(1, 10);
+  b_asks_beside_a(policy);
   const auto verdict = policy.may_start(2, 10.35);
   EXPECT_EQ(verdict.what, decision::verdict::wait_until);
   EXPECT_NEAR(verdict.until_s, 10.4, 1e-6);

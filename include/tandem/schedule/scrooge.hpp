@@ -31,7 +31,11 @@
 // predicted extra time over the plain iteration; the least wins, the plain one on a tie. So a
 // job that would wait for another's iteration runs beside it under a plan when the plan costs
 // less than the wait, iteration by iteration. Each variant keeps its own curve (predicted, then
-// measured by feedback) for the TimeShift and the claims, so the budget stays hard. An iteration
+// measured by feedback) for the TimeShift and the claims, so the budget stays hard; a plan's first
+// iteration runs alone, as a profiling iteration does, since its curve is only predicted until
+// then and a claim from a curve it outgrows could leave two iterations waiting for each other
+// (a plan never run that would be the best waits for the running iterations to end, as a job
+// waiting to profile does, and runs alone once). An iteration
 // that runs alone (profiling, fallback) runs the first variant that fits beside the others'
 // holdings, so a job whose plain iteration cannot fit the budget at all runs planned instead of
 // being refused.
@@ -125,6 +129,9 @@ class scrooge_policy final : public policy,
     // it is measured, and its predicted length alone. Empty: never offered.
     std::vector<std::shared_ptr<const indexed_curve>> variants;
     std::vector<double> variant_s;
+    std::vector<bool> measured;       // by variant: an iteration of it has been measured
+    bool trial = false;               // the iteration under way is its variant's first: alone
+    std::size_t trial_wanted = 0;     // a plan never run that was the best: it runs alone next
     std::size_t chosen = 0;           // the variant of the latest start verdict
     std::size_t running_variant = 0;  // the variant of the iteration under way
     bool running = false;
