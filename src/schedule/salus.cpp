@@ -126,6 +126,8 @@ void salus_policy::on_iteration_start(job_id job, double now_s) {
     }
     last = job;
   }
+  s.running_variant = s.offered_peak.empty() ? 0 : s.chosen;
+  if (s.running_variant > 0) ++s.stats.planned;
   if (s.solo) {
     ++s.stats.solo_iterations;
     if (!s.need) ++probes_;
@@ -148,10 +150,22 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
   } else {
     s.measured_s += duration;
   }
-  if (const auto need = measured_need(report)) {
+  const std::size_t ran = s.running_variant;
+  if (const auto need = measured_need(report); need && ran == 0) {
     // The largest seen: an iteration a little larger than the last one must still fit its lane.
     s.need = s.need && s.measured ? larger_of(*s.need, *need) : *need;
     s.measured = true;
+  } else if (need && ran < s.measured_ephemeral.size()) {
+    // Under a plan: its ephemeral need is that plan's alone (the largest seen under it), never
+    // the plain one's; its persistent memory is the job's, whichever variant ran.
+    auto& ephemeral = s.measured_ephemeral[ran];
+    ephemeral = std::max(ephemeral.value_or(0), need->ephemeral);
+    if (s.need) {
+      s.need->persistent = std::max(s.need->persistent, need->persistent);
+    } else {
+      // A probe that ran planned: its plain ephemeral need is the offer's until one is measured.
+      s.need = memory_need{need->persistent, s.offered_ephemeral.front()};
+    }
   }
   if (!s.info.signature.empty() && s.need) {
     // Measured or given, the job's need is what a job like it needs (the largest seen); a
@@ -162,10 +176,11 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
     known.iteration_s = iteration_s(s);
   }
   if (s.laned && s.need) {
-    if (lanes_.lane_holding(job)->size < s.need->ephemeral) {
+    if (lanes_.lane_holding(job)->size < need_of(s, s.variant).ephemeral) {
       // It outgrew its lane: admitted again below with its new need, at this boundary.
       lanes_.release(job);
       s.laned = false;
+      s.variant = 0;
       ++s.stats.lane_moves;
     }
   }
@@ -177,6 +192,33 @@ void salus_policy::on_budget_change(std::size_t budget_bytes, double now_s) {
   budget_ = budget_bytes;
   largest_budget_ = std::max(largest_budget_, budget_bytes);
   admit_waiting();
+}
+
+std::size_t salus_policy::variant_count(const job_state& s) {
+  return std::max<std::size_t>(1, s.offered_peak.size());
+}
+
+memory_need salus_policy::need_of(const job_state& s, std::size_t k) {
+  if (k == 0 || k >= s.offered_ephemeral.size()) return *s.need;
+  return {s.need->persistent, s.measured_ephemeral[k].value_or(s.offered_ephemeral[k])};
+}
+
+std::optional<std::size_t> salus_policy::variant_alone(const job_state& s) const {
+  const std::size_t count = variant_count(s);
+  const std::size_t resident = resident_bytes();
+  if (!s.need) {
+    // A probe, not built yet: its whole predicted peak beside what the built jobs hold.
+    if (count == 1) return 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (fits_beside(resident, s.offered_peak[k], budget_)) return k;
+    }
+    return count - 1;
+  }
+  for (std::size_t k = 0; k < count; ++k) {
+    const memory_need need = need_of(s, k);
+    if (fits_beside(resident + (s.built ? 0 : need.persistent), need.ephemeral, budget_)) return k;
+  }
+  return std::nullopt;
 }
 
 double salus_policy::iteration_s(const job_state& s) {
@@ -225,14 +267,15 @@ std::size_t salus_policy::resident_bytes() const {
 std::size_t salus_policy::committed_bytes() const {
   std::size_t committed = resident_bytes();
   for (const auto& [id, s] : jobs_) {
-    if (s.running && s.need) committed += s.need->ephemeral;
+    if (s.running && s.need) committed += need_of(s, s.running_variant).ephemeral;
   }
   return committed;
 }
 
 bool salus_policy::fits_now(const job_state& s) const {
   // Its persistent memory counts once it is built; before, its first iteration builds it.
-  const std::size_t need = s.need->ephemeral + (s.built ? 0 : s.need->persistent);
+  const memory_need own = need_of(s, s.variant);
+  const std::size_t need = own.ephemeral + (s.built ? 0 : own.persistent);
   return fits_beside(committed_bytes(), need, budget_);
 }
 
@@ -248,11 +291,23 @@ bool salus_policy::probe_may_go() const {
   if (resident_bytes() == 0) return true;  // nothing held: the whole budget is its own
   // Only while a job as large as the largest seen would be admitted now, so that a probed job
   // does not wait outside the lanes holding its persistent memory.
+  // A job's need is the one it holds its lane with, else the first of its variants that could fit
+  // at all (plain without plans); a kind that could never fit plain is no measure.
   memory_need largest;
   for (const auto& [id, s] : jobs_) {
-    if (s.need) largest = larger_of(largest, *s.need);
+    if (!s.need) continue;
+    std::size_t k = s.laned ? s.variant : 0;
+    while (!s.laned && k + 1 < variant_count(s) &&
+           !fits_beside(need_of(s, k).persistent, need_of(s, k).ephemeral, largest_budget_)) {
+      ++k;
+    }
+    largest = larger_of(largest, need_of(s, k));
   }
-  for (const auto& [signature, known] : by_signature_) largest = larger_of(largest, known.need);
+  for (const auto& [signature, known] : by_signature_) {
+    if (fits_beside(known.need.persistent, known.need.ephemeral, largest_budget_)) {
+      largest = larger_of(largest, known.need);
+    }
+  }
   auto trial = lanes_;
   try {
     return trial.admit(std::numeric_limits<job_id>::max(), largest.persistent, largest.ephemeral)
@@ -270,7 +325,6 @@ std::optional<job_id> salus_policy::next_solo() const {
       anyone_running() || std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
         return entry.second.laned && entry.second.need && fits_now(entry.second);
       });
-  const std::size_t resident = resident_bytes();
   for (const auto id : arrival_order_) {
     const job_state* s = &jobs_.at(id);
     if (s->running || s->laned || !s->asking) continue;
@@ -282,7 +336,8 @@ std::optional<job_id> salus_policy::next_solo() const {
     } else if (s->built && !lane_can_start) {
       // Built but without a lane, and no lane left to wait for: alone, beside every job's
       // persistent memory. While a lane's job can start it waits to be admitted when one leaves.
-      if (fits_beside(resident, s->need->ephemeral, budget_)) return s->info.id;
+      // Plain when that fits, else the first plan that does.
+      if (variant_alone(*s)) return s->info.id;
     }
   }
   return std::nullopt;
@@ -343,22 +398,42 @@ void salus_policy::admit_waiting() {
     auto& s = jobs_.at(id);
     if (s.laned || !s.need || s.running) continue;
     const memory_need need = *s.need;
-    const auto exceeds = [&](std::size_t capacity) {
-      return !fits_beside(need.persistent, need.ephemeral, capacity);
+    const std::size_t count = variant_count(s);
+    const auto exceeds = [](const memory_need& wanted, std::size_t capacity) {
+      return !fits_beside(wanted.persistent, wanted.ephemeral, capacity);
     };
-    s.impossible = exceeds(largest_budget_);
+    // Impossible only when no way to run it fits the largest budget on its own.
+    s.impossible = true;
+    for (std::size_t k = 0; k < count && s.impossible; ++k) {
+      s.impossible = exceeds(need_of(s, k), largest_budget_);
+    }
     if (s.impossible) continue;
     const std::size_t lanes_before = lanes_.lanes().size();
     // Built jobs' persistent memory is already counted in `outside`: the lanes see it once.
     if (s.built) lanes_.set_capacity(lanes_.capacity() + need.persistent);
-    // Beyond what the lanes can hold now (a lowered budget, jobs outside the lanes): it waits.
-    const auto lane = exceeds(lanes_.capacity())
-                          ? std::nullopt
-                          : lanes_.admit(s.info.id, need.persistent, need.ephemeral);
+    // Plain first, as without plans; where plain would wait, the first plan whose need is
+    // admitted (its lane sized by the plan's ephemeral need). Beyond what the lanes can hold now
+    // (a lowered budget, jobs outside the lanes): that variant is not tried.
+    std::optional<std::size_t> lane;
+    std::size_t variant = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const memory_need wanted = need_of(s, k);
+      if (exceeds(wanted, lanes_.capacity())) continue;
+      lane = lanes_.admit(s.info.id, wanted.persistent, wanted.ephemeral);
+      if (lane) {
+        variant = k;
+        break;
+      }
+    }
     if (lane) {
       s.laned = true;
+      s.variant = variant;
       s.reason.clear();
       ++admissions_;
+      if (variant > 0) {
+        ++plan_admissions_;
+        ++s.stats.plan_admissions;
+      }
       if (lanes_.lanes().size() < lanes_before) ++reorganizations_;
       outside -= s.built ? need.persistent : 0;
       continue;
@@ -375,6 +450,9 @@ void salus_policy::admit_waiting() {
                  format_bytes(need.ephemeral) + " per iteration, while the admitted jobs keep " +
                  format_bytes(figures[2]) + " persistent and " + format_bytes(figures[3]) +
                  " of lanes out of a budget of " + format_bytes(budget_) +
+                 (count > 1 ? " (" + format_bytes(need_of(s, count - 1).ephemeral) +
+                                  " per iteration under its smallest plan)"
+                            : std::string()) +
                  "; it is admitted when memory frees";
     }
   }
@@ -391,8 +469,12 @@ decision salus_policy::may_start(job_id job, double now_s) {
     TANDEM_FAIL(config_error,
                 std::string(name()) + ": job '" + s.info.name + "' needs " +
                     format_bytes(s.need->persistent) + " persistent + " +
-                    format_bytes(s.need->ephemeral) + " per iteration, more than the budget of " +
-                    format_bytes(largest_budget_) +
+                    format_bytes(s.need->ephemeral) + " per iteration" +
+                    (variant_count(s) > 1
+                         ? " (" + format_bytes(need_of(s, variant_count(s) - 1).ephemeral) +
+                               " under its smallest plan)"
+                         : std::string()) +
+                    ", more than the budget of " + format_bytes(largest_budget_) +
                     " on its own; it can never run: raise the budget or shrink the job (a "
                     "smaller batch or model)");
   }
@@ -411,6 +493,7 @@ decision salus_policy::may_start(job_id job, double now_s) {
     if (*solo != job) return wait(s.laned ? "" : s.reason);
     if (anyone_running()) return wait("waits for the running iterations to end to run alone");
     s.solo = true;
+    s.chosen = variant_alone(s).value_or(0);
     return decision::start();
   }
   if (!s.laned) {
@@ -434,7 +517,42 @@ decision salus_policy::may_start(job_id job, double now_s) {
   // After a reorganization the iterations of lanes merged away may still run: start only once
   // everything held and running leaves room (the budget is never promised twice).
   if (!fits_now(s)) return wait("");
+  s.chosen = s.variant;  // the variant it holds its lane under
   return decision::start();
+}
+
+void salus_policy::offer_variants(job_id job, std::vector<footprint_variant> variants) {
+  auto& s = state_of(job, "offer_variants");
+  s.offered_peak.clear();
+  s.offered_ephemeral.clear();
+  s.measured_ephemeral.clear();
+  if (variants.size() > 1) {  // the plain iteration alone is no choice
+    for (const auto& variant : variants) {
+      const std::size_t peak = variant.held.peak();
+      const std::size_t start = variant.held.held_at_start;
+      s.offered_peak.push_back(peak);
+      s.offered_ephemeral.push_back(peak > start ? peak - start : 0);
+    }
+    s.measured_ephemeral.resize(variants.size());
+  }
+  if (s.laned && s.variant >= variant_count(s)) {
+    // Its lane's plan is no longer offered: admitted again with what is.
+    lanes_.release(job);
+    s.laned = false;
+    ++s.stats.lane_moves;
+  }
+  if (s.variant >= variant_count(s)) s.variant = 0;
+  s.chosen = 0;
+  // The executor offers plans right after the arrival: a job refused then, which a plan now
+  // admits before it ever asked, never waited for memory.
+  const bool refused_unasked = !s.laned && !s.reason.empty() && !s.asking && !s.built;
+  admit_waiting();
+  if (refused_unasked && jobs_.at(job).laned) --refusals_;
+}
+
+std::size_t salus_policy::chosen_variant(job_id job) const {
+  const auto found = jobs_.find(job);
+  return found == jobs_.end() ? 0 : found->second.chosen;
 }
 
 std::string salus_policy::waiting_reason(job_id job) const {
@@ -450,15 +568,19 @@ std::vector<policy_statistic> salus_policy::job_statistics(job_id job) const {
   return {{"service_s", stats->service_s},
           {"preemptions", static_cast<double>(stats->preemptions)},
           {"solo_iterations", static_cast<double>(stats->solo_iterations)},
-          {"lane_moves", static_cast<double>(stats->lane_moves)}};
+          {"lane_moves", static_cast<double>(stats->lane_moves)},
+          {"planned", static_cast<double>(stats->planned)},
+          {"plan_admissions", static_cast<double>(stats->plan_admissions)}};
 }
 
 std::vector<policy_statistic> salus_policy::system_statistics() const {
   std::int64_t preemptions = 0;
   std::int64_t solo = 0;
+  std::int64_t planned = 0;
   const auto add = [&](const salus_job_stats& stats) {
     preemptions += stats.preemptions;
     solo += stats.solo_iterations;
+    planned += stats.planned;
   };
   for (const auto& [id, s] : jobs_) add(s.stats);
   for (const auto& [id, stats] : departed_) add(stats);
@@ -468,7 +590,9 @@ std::vector<policy_statistic> salus_policy::system_statistics() const {
           {"probes", static_cast<double>(probes_)},
           {"admission_refusals", static_cast<double>(refusals_)},
           {"preemptions", static_cast<double>(preemptions)},
-          {"solo_iterations", static_cast<double>(solo)}};
+          {"solo_iterations", static_cast<double>(solo)},
+          {"planned", static_cast<double>(planned)},
+          {"plan_admissions", static_cast<double>(plan_admissions_)}};
 }
 
 }  // namespace tandem::schedule

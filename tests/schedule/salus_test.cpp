@@ -376,6 +376,131 @@ TEST(Salus, AnInferenceRequestGoesBeforeTrainingInItsLane) {
   EXPECT_TRUE(starts(p, 1, 1.1));
 }
 
+/// A footprint variant that holds `need.persistent` between iterations and takes
+/// `need.ephemeral` more over an iteration of `seconds`.
+footprint_variant variant(const std::string& label, memory_need need, double seconds) {
+  footprint_variant v;
+  v.label = label;
+  v.held.held_at_start = need.persistent;
+  v.held.duration_s = seconds;
+  const auto e = static_cast<std::int64_t>(need.ephemeral);
+  v.held.steps = {{0, e}, {seconds, -e}};
+  v.iteration_s = seconds;
+  return v;
+}
+
+/// The plain iteration and one plan that lowers its ephemeral need to `planned_ephemeral` MiB.
+std::vector<footprint_variant> plain_and_plan(memory_need plain, std::size_t planned_ephemeral) {
+  return {variant("none", plain, 1),
+          variant("plan", {plain.persistent, planned_ephemeral * MiB}, 1.3)};
+}
+
+TEST(Salus, AJobThatWouldWaitPlainIsAdmittedUnderAPlanThatFits) {
+  for (const auto discipline : {salus_discipline::pack, salus_discipline::fair}) {
+    salus_policy p(100 * MiB, discipline);
+    p.on_arrival(known(1, "first", 0, 10, mib(50, 20)), 0);
+    ASSERT_TRUE(starts(p, 1, 0));
+    EXPECT_EQ(p.chosen_variant(1), 0U);  // admitted plain: runs plain
+    // Plain: a lane of 45 beside 60 persistent and 20 of lanes is 125; even growing the first
+    // lane to 45 is 105 > 100. Under the plan (15 per iteration) a lane of its own fits: 95.
+    p.on_arrival(known(2, "second", 0.5, 10, mib(10, 45)), 0.5);
+    p.offer_variants(2, plain_and_plan(mib(10, 45), 15));
+    ASSERT_TRUE(p.lanes().lane_of(2).has_value());
+    EXPECT_NE(p.lanes().lane_of(2), p.lanes().lane_of(1));
+    ASSERT_TRUE(starts(p, 2, 0.5));
+    EXPECT_EQ(p.chosen_variant(2), 1U);
+    EXPECT_TRUE(p.lanes().safe());
+    // Every iteration while it holds that lane runs under the plan; the first job stays plain.
+    p.on_iteration_end(2, report(0.5, 1.8, mib(10, 15)), 1.8);
+    ASSERT_TRUE(starts(p, 2, 1.8));
+    EXPECT_EQ(p.chosen_variant(2), 1U);
+    p.on_iteration_end(1, report(0, 2, mib(50, 20)), 2);
+    ASSERT_TRUE(starts(p, 1, 2));
+    EXPECT_EQ(p.chosen_variant(1), 0U);
+    EXPECT_EQ(statistic(p.job_statistics(2), "planned"), 2);
+    EXPECT_EQ(statistic(p.job_statistics(2), "plan_admissions"), 1);
+    EXPECT_EQ(statistic(p.job_statistics(1), "planned"), 0);
+    EXPECT_EQ(statistic(p.system_statistics(), "plan_admissions"), 1);
+    EXPECT_EQ(statistic(p.system_statistics(), "planned"), 2);
+    // Offered right after its arrival, the plan admitted it before it ever waited.
+    EXPECT_EQ(statistic(p.system_statistics(), "admission_refusals"), 0);
+  }
+}
+
+TEST(Salus, WithoutAnOfferTheSameJobWaitsAsBefore) {
+  for (const bool offer_plain_only : {false, true}) {
+    salus_policy p(100 * MiB, salus_discipline::pack);
+    p.on_arrival(known(1, "first", 0, 10, mib(50, 20)), 0);
+    ASSERT_TRUE(starts(p, 1, 0));
+    p.on_arrival(known(2, "second", 0.5, 10, mib(10, 45)), 0.5);
+    // Only the plain iteration offered is no choice at all.
+    if (offer_plain_only) p.offer_variants(2, {variant("none", mib(10, 45), 1)});
+    EXPECT_EQ(p.may_start(2, 0.5), decision::wait_for_event());
+    EXPECT_FALSE(p.lanes().lane_of(2).has_value());
+    EXPECT_EQ(p.chosen_variant(2), 0U);
+    EXPECT_NE(p.waiting_reason(2).find("waiting for memory"), std::string::npos);
+    EXPECT_EQ(statistic(p.system_statistics(), "admission_refusals"), 1);
+    EXPECT_EQ(statistic(p.system_statistics(), "plan_admissions"), 0);
+    p.on_iteration_end(1, report(0, 1, mib(50, 20)), 1);
+    p.on_departure(1, 1);
+    ASSERT_TRUE(starts(p, 2, 1));
+    EXPECT_EQ(p.chosen_variant(2), 0U);
+    EXPECT_EQ(statistic(p.job_statistics(2), "planned"), 0);
+  }
+}
+
+TEST(Salus, AJobTooLargePlainForTheBudgetRunsUnderAPlanInsteadOfBeingRefused) {
+  for (const auto discipline :
+       {salus_discipline::srtf, salus_discipline::pack, salus_discipline::fair}) {
+    salus_policy p(100 * MiB, discipline);
+    // 80 + 30 > 100 on its own: without plans a config_error (AJobThatCanNeverFit... above).
+    p.on_arrival(known(1, "huge", 0, 3, mib(80, 30)), 0);
+    p.offer_variants(1, plain_and_plan(mib(80, 30), 15));
+    ASSERT_TRUE(p.lanes().lane_of(1).has_value());
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_TRUE(starts(p, 1, i)) << to_string(discipline);
+      EXPECT_EQ(p.chosen_variant(1), 1U);
+      p.on_iteration_end(1, report(i, i + 1, mib(80, 15)), i + 1);
+    }
+    EXPECT_EQ(statistic(p.job_statistics(1), "planned"), 3);
+    EXPECT_EQ(statistic(p.job_statistics(1), "plan_admissions"), 1);
+    p.on_departure(1, 3);
+  }
+}
+
+TEST(Salus, APlansMeasuredNeedIsItsOwnAndSizesItsLane) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  p.on_arrival(known(1, "first", 0, 10, mib(50, 20)), 0);
+  ASSERT_TRUE(starts(p, 1, 0));
+  p.on_arrival(known(2, "second", 0.5, 10, mib(10, 45)), 0.5);
+  p.offer_variants(2, plain_and_plan(mib(10, 45), 15));
+  ASSERT_TRUE(starts(p, 2, 0.5));
+  ASSERT_EQ(p.chosen_variant(2), 1U);
+  // Its planned iteration took 18, more than the predicted 15: its lane grows at the boundary,
+  // still under the plan (plain's 45 is still too much beside the first job).
+  p.on_iteration_end(2, report(0.5, 1.8, mib(10, 18)), 1.8);
+  ASSERT_TRUE(p.lanes().lane_of(2).has_value());
+  EXPECT_GE(p.lanes().lane_holding(2)->size, 18 * MiB);
+  ASSERT_TRUE(starts(p, 2, 1.8));
+  EXPECT_EQ(p.chosen_variant(2), 1U);
+  EXPECT_TRUE(p.lanes().safe());
+}
+
+TEST(Salus, AProbeTooLargePlainRunsTheFirstPlanThatFits) {
+  salus_policy p(100 * MiB, salus_discipline::pack);
+  p.on_arrival(job_info::make(1, "unknown", 0, 2), 0);  // need unknown: probed
+  p.offer_variants(1, {variant("none", mib(70, 40), 1), variant("a", mib(70, 35), 1.1),
+                       variant("b", mib(70, 20), 1.3)});
+  ASSERT_TRUE(starts(p, 1, 0));
+  EXPECT_EQ(p.chosen_variant(1), 2U);  // 110 and 105 exceed 100; 90 fits
+  p.on_iteration_end(1, report(0, 1.3, mib(70, 20)), 1.3);
+  // Measured under plan b; plain's 40 is the offer's: admitted under b, not refused.
+  ASSERT_TRUE(p.lanes().lane_of(1).has_value());
+  ASSERT_TRUE(starts(p, 1, 1.3));
+  EXPECT_EQ(p.chosen_variant(1), 2U);
+  EXPECT_EQ(statistic(p.job_statistics(1), "planned"), 2);
+}
+
 TEST(Salus, RandomTracesNeverPromiseTheBudgetTwiceAndEveryJobFinishes) {
   std::mt19937_64 random(7);
   for (int trial = 0; trial < 150; ++trial) {

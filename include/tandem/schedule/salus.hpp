@@ -28,6 +28,16 @@
 // (waiting_reason says why) and is tried again when memory frees. A job that could never fit
 // (P + E above the budget) is refused with a config_error naming both numbers.
 //
+// Footprint plans (chooses_footprint.hpp; `[policy] planner = ...`): when the executor offers a
+// job's iteration under plans that lower its peak, the job's need under variant k is its P (every
+// variant holds the same regions between iterations) and E_k = the variant's peak - what it holds
+// at its start, until an iteration under k measures it (the largest seen, kept per variant). A
+// job is admitted plain when it fits, as without plans; where it would wait (or, too large for
+// every budget plain, be refused) it is admitted instead under the first plan whose need fits,
+// its lane sized by that E_k, and runs every iteration under that plan while it holds the lane
+// (a job admitted plain stays plain). Iterations alone (probes, jobs outside the lanes) run plain
+// when that fits beside the others' persistent memory, else the first plan that does.
+//
 // The budget stays a hard guarantee even while lanes are being reorganized: an iteration starts
 // only while the persistent memory of every built job, the needs of the iterations running and
 // its own need fit the budget. A built job without a lane (its probe or a grown iteration left it
@@ -42,6 +52,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/schedule/chooses_footprint.hpp"
 #include "tandem/schedule/explains_waiting.hpp"
 #include "tandem/schedule/lanes.hpp"
 #include "tandem/schedule/policy.hpp"
@@ -61,9 +72,14 @@ struct salus_job_stats {
   std::int64_t preemptions = 0;      ///< its lane's next iteration went to another job
   std::int64_t solo_iterations = 0;  ///< probes and iterations run alone, outside the lanes
   std::int64_t lane_moves = 0;       ///< times it was moved to another lane
+  std::int64_t planned = 0;          ///< iterations run under a footprint plan (a variant > 0)
+  std::int64_t plan_admissions = 0;  ///< admissions to a lane that only a plan made possible
 };
 
-class salus_policy final : public policy, public explains_waiting, public reports_statistics {
+class salus_policy final : public policy,
+                           public explains_waiting,
+                           public reports_statistics,
+                           public chooses_footprint {
  public:
   salus_policy(std::size_t budget_bytes, salus_discipline discipline);
 
@@ -79,6 +95,9 @@ class salus_policy final : public policy, public explains_waiting, public report
   // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
+  // chooses_footprint
+  void offer_variants(job_id job, std::vector<footprint_variant> variants) override;
+  [[nodiscard]] std::size_t chosen_variant(job_id job) const override;
 
   /// The lanes as they stand (for tests and reports).
   [[nodiscard]] const lane_assignment& lanes() const { return lanes_; }
@@ -101,6 +120,15 @@ class salus_policy final : public policy, public explains_waiting, public report
     double measured_s = 0;  // total duration of its iterations after the first
     std::string reason;     // why it waits, when it waits for more than its turn
     std::array<std::size_t, 5> refused_figures{};  // what `reason` was written from
+    // Offered footprint variants (0: plain), each one's peak and ephemeral need as predicted;
+    // empty when none were offered.
+    std::vector<std::size_t> offered_peak;
+    std::vector<std::size_t> offered_ephemeral;
+    // The largest ephemeral need measured under each plan (index 0 unused: `need` is plain's).
+    std::vector<std::optional<std::size_t>> measured_ephemeral;
+    std::size_t variant = 0;          // the variant it holds its lane under
+    std::size_t chosen = 0;           // the variant of the latest start verdict
+    std::size_t running_variant = 0;  // the variant of the iteration under way (or the last)
     salus_job_stats stats;
   };
   struct known_kind {  // what a job of a signature was measured to need
@@ -109,6 +137,14 @@ class salus_policy final : public policy, public explains_waiting, public report
   };
 
   job_state& state_of(job_id job, const char* call);
+  /// How many ways the job can run: 1 without an offer.
+  [[nodiscard]] static std::size_t variant_count(const job_state& s);
+  /// Its need under variant `k` (0: plain); `s.need` must be known.
+  [[nodiscard]] static memory_need need_of(const job_state& s, std::size_t k);
+  /// The variant an iteration alone runs: plain when it fits beside what the built jobs hold,
+  /// else the first plan that does (a probe: the last when none does); nullopt for a built job
+  /// none of whose variants fits.
+  [[nodiscard]] std::optional<std::size_t> variant_alone(const job_state& s) const;
   [[nodiscard]] static double iteration_s(const job_state& s);
   [[nodiscard]] double remaining_s(const job_state& s, double now_s) const;
   [[nodiscard]] bool anyone_running() const;
@@ -146,6 +182,7 @@ class salus_policy final : public policy, public explains_waiting, public report
   std::int64_t refusals_ = 0;  // times a job began to wait for memory
   std::int64_t probes_ = 0;
   std::int64_t reorganizations_ = 0;
+  std::int64_t plan_admissions_ = 0;
 };
 
 /// One discipline in the registry (registry.hpp), under its name; none takes options.
