@@ -5,7 +5,9 @@ Two ResNet-20 at batch 64 (examples/scrooge_two_resnets.toml; about 104 MiB of r
 their peaks) at budgets of 157, 120 and 112 MiB, and a three-model mix (bench/coschedule/mix.toml;
 434 MiB of peaks) at 300 and 260 MiB, each under temporal, scrooge, and scrooge choosing tensile's
 plans (--policy-planner tensile). REPEAT rounds, interleaved (every configuration once per round),
-and the median of each configuration's aggregate samples/s, against temporal's median.
+and the median of each configuration's aggregate samples/s, against temporal's median; a run in
+which a job failed still counts (its samples/s are what the others trained), and the table shows
+the most jobs failed in any run.
 
   bench/coschedule/real.py [BUILD_DIR] [REPEAT]     (default: build 3)
 """
@@ -32,9 +34,11 @@ POLICIES = [("temporal", ["--policy", "temporal"]),
 
 def run(workload, budget, args, work):
     out = os.path.join(work, "run.json")
-    done = subprocess.run([TANDEM, "run", workload, "--budget", budget, "--quiet", "--json", out]
-                          + args, cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
+    if os.path.exists(out):
+        os.remove(out)
+    subprocess.run([TANDEM, "run", workload, "--budget", budget, "--quiet", "--json", out] + args,
+                   cwd=ROOT, capture_output=True, text=True)
+    if not os.path.exists(out):  # refused or crashed: no results written
         return None
     with open(out) as f:
         result = json.load(f)
