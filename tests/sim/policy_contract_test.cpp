@@ -23,7 +23,7 @@
 #include <string>
 
 #include "tandem/common/units.hpp"
-#include "tandem/schedule/policy_capabilities.hpp"
+#include "tandem/runtime/workload_policy.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/sim/simulator.hpp"
 
@@ -129,6 +129,20 @@ scenario make_scenario(std::size_t job_count, std::uint64_t seed) {
   return s;
 }
 
+/// Runs scenario `s` under policy `name` through the driver in the simulator, on a device with
+/// room for any budget, with its faults.
+runtime::run_result simulate_scenario(const std::string& name, std::size_t jobs,
+                                      const scenario& s) {
+  const auto policy = schedule::make_policy(name, {s.budget, jobs, {}});
+  device_model device;
+  device.description = "contract";
+  device.capacity = 64 * GiB;
+  device.budget = s.budget;
+  sim_options options;
+  options.faults = s.faults;
+  return simulate(s.jobs, *policy, device, s.changes, options);
+}
+
 class PolicyContract : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PolicyContract, RandomWorkloadsKeepTheContract) {
@@ -138,14 +152,7 @@ TEST_P(PolicyContract, RandomWorkloadsKeepTheContract) {
   for (std::size_t jobs = 1; jobs <= 8; ++jobs) {
     for (std::uint64_t seed = 1; seed <= 25; ++seed) {
       const auto s = make_scenario(jobs, seed * 100 + jobs);
-      const auto policy = schedule::make_policy(name, {s.budget, jobs, {}});
-      device_model device;
-      device.description = "contract";
-      device.capacity = 64 * GiB;
-      device.budget = s.budget;
-      sim_options options;
-      options.faults = s.faults;
-      const auto result = simulate(s.jobs, *policy, device, s.changes, options);
+      const auto result = simulate_scenario(name, jobs, s);
       const auto where = name + ", " + std::to_string(jobs) + " jobs, seed " +
                          std::to_string(seed) + ", budget " + format_bytes(s.budget);
       ++checked;
@@ -221,14 +228,7 @@ TEST_P(FootprintChoosingContract, RandomWorkloadsWithPlansKeepTheContract) {
         variants->labels = {"none", "halved"};
         job.variants = std::move(variants);
       }
-      const auto policy = schedule::make_policy(name, {s.budget, jobs, {}});
-      device_model device;
-      device.description = "contract";
-      device.capacity = 64 * GiB;
-      device.budget = s.budget;
-      sim_options options;
-      options.faults = s.faults;
-      const auto result = simulate(s.jobs, *policy, device, s.changes, options);
+      const auto result = simulate_scenario(name, jobs, s);
       const auto where = name + ", " + std::to_string(jobs) + " jobs, seed " +
                          std::to_string(seed) + ", budget " + format_bytes(s.budget);
       EXPECT_LE(result.peak_reserved_bytes, s.budget) << where;
@@ -245,17 +245,8 @@ TEST_P(FootprintChoosingContract, RandomWorkloadsWithPlansKeepTheContract) {
   EXPECT_GT(planned, 0) << "no iteration ran under a plan";
 }
 
-std::vector<std::string> policies_choosing_footprints() {
-  std::vector<std::string> names;
-  for (const auto& name : schedule::policy_names()) {
-    const auto made = schedule::make_policy(name, {GiB, 1, {}});
-    if (schedule::capabilities_of(*made).footprint != nullptr) names.push_back(name);
-  }
-  return names;
-}
-
 INSTANTIATE_TEST_SUITE_P(EveryChoosingPolicy, FootprintChoosingContract,
-                         ::testing::ValuesIn(policies_choosing_footprints()),
+                         ::testing::ValuesIn(runtime::policies_choosing_footprints()),
                          [](const auto& param) { return param.param; });
 
 INSTANTIATE_TEST_SUITE_P(EveryPolicy, PolicyContract, ::testing::ValuesIn(schedule::policy_names()),
