@@ -21,6 +21,18 @@ double median(std::vector<double> values) {
 
 }  // namespace
 
+footprint::cost_options real_plan_costs(double copy_bandwidth) {
+  footprint::cost_options costs;
+  costs.copy_bandwidth = copy_bandwidth > 0 ? copy_bandwidth : memcpy_bytes_per_s;
+  return costs;
+}
+
+void keep_executable(footprint::plan& plan, const footprint::access_sequence& sequence) {
+  std::erase_if(plan.decisions, [&](const footprint::decision& d) {
+    return !sequence.tensors[d.tensor].allocation.has_value();
+  });
+}
+
 planned_stage stage_of(std::int64_t iteration) {
   switch (iteration) {
     case 0:
@@ -40,11 +52,11 @@ planned_training::planned_training(std::string planner, std::optional<footprint_
                                    memory::job_id job)
     : planner_(std::move(planner)),
       budget_(budget),
+      costs_(real_plan_costs(copy_bandwidth)),
       pool_(pool),
       monitor_(monitor),
       channel_(channel),
       job_(job) {
-  costs_.copy_bandwidth = copy_bandwidth > 0 ? copy_bandwidth : memcpy_bytes_per_s;
   planned_.planner = planner_;
 }
 
@@ -58,12 +70,7 @@ void planned_training::plan(footprint::access_sequence sequence) {
   const auto budget = budget_ ? budget_->bytes_for(vanilla.peak_bytes) : std::size_t{0};
   auto plan = footprint::make_planner(planner_)->make_plan(
       sequence, {.budget_bytes = budget, .costs = costs_});
-  // The executor finds a tensor again by its place among the iteration's allocations; parameters
-  // and optimizer state were made before the iteration and have none, so decisions on them
-  // (tensile's swaps across iterations) are left out here, and the plan is priced as it runs.
-  std::erase_if(plan.decisions, [&](const footprint::decision& d) {
-    return !sequence.tensors[d.tensor].allocation.has_value();
-  });
+  keep_executable(plan, sequence);  // and priced below as it runs
   const auto measures = footprint::measure(sequence, plan, costs_);
   planned_.budget_bytes = budget;
   planned_.swapped_tensors = measures.swapped_tensors;

@@ -28,6 +28,15 @@ enum class planned_stage { warm_up, recorded, reference, planned };
 /// The part iteration `iteration` of a planned job plays.
 [[nodiscard]] planned_stage stage_of(std::int64_t iteration);
 
+/// What a real job's plans are priced at: copies at `copy_bandwidth` bytes/s, or at a memory
+/// copy's speed when it is 0 ("memcpy": no PCIe in the way).
+[[nodiscard]] footprint::cost_options real_plan_costs(double copy_bandwidth);
+
+/// Leaves out of `plan` the decisions the executor cannot carry out: it finds a tensor by its
+/// place among the iteration's allocations, and parameters and optimizer state (tensile's swaps
+/// across iterations) were made before the iteration and have none.
+void keep_executable(footprint::plan& plan, const footprint::access_sequence& sequence);
+
 /// Iterations a planned job needs for one to run under its plan.
 inline constexpr std::int64_t planned_job_min_iterations = 4;
 

@@ -4,18 +4,12 @@
 #include <cmath>
 #include <utility>
 
+#include "planned_training.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/plan_ladder.hpp"
 #include "tandem/footprint/planner.hpp"
 
 namespace tandem::runtime::detail {
-
-namespace {
-
-/// What "memcpy" copies are priced at, as planned_training prices them.
-constexpr double memcpy_bytes_per_s = 10e9;
-
-}  // namespace
 
 schedule::usage_curve scaled_curve(const schedule::usage_curve& plain, double memory, double time,
                                    std::size_t region_size) {
@@ -43,9 +37,12 @@ schedule::usage_curve scaled_curve(const schedule::usage_curve& plain, double me
 planned_variants::planned_variants(std::string planner, double copy_bandwidth,
                                    memory::device_pool& pool, memory_monitor& monitor,
                                    device::copy_channel& channel, memory::job_id job)
-    : planner_(std::move(planner)), pool_(pool), monitor_(monitor), channel_(channel), job_(job) {
-  costs_.copy_bandwidth = copy_bandwidth > 0 ? copy_bandwidth : memcpy_bytes_per_s;
-}
+    : planner_(std::move(planner)),
+      costs_(real_plan_costs(copy_bandwidth)),
+      pool_(pool),
+      monitor_(monitor),
+      channel_(channel),
+      job_(job) {}
 
 planned_variants::~planned_variants() {
   // An iteration cut short: stop the events before the executor goes (it waits for its copies).
@@ -66,11 +63,7 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
   const auto maker = footprint::make_planner(planner_);
   for (const auto budget : footprint::plan_ladder(floor, vanilla.peak_bytes)) {
     auto made = maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs_});
-    // The executor finds a tensor by its place among the iteration's allocations; parameters and
-    // optimizer state have none (as planned_training leaves them out).
-    std::erase_if(made.decisions, [&](const footprint::decision& d) {
-      return !sequence.tensors[d.tensor].allocation.has_value();
-    });
+    keep_executable(made, sequence);
     if (made.decisions.empty()) continue;
     const auto predicted = footprint::predict(sequence, made, costs_);
     const double memory =
