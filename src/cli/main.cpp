@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
                           cli::planner_names_text() + "; with --gpu)");
   sim_cmd->add_option("--policy-planner", sim.policy_planner,
                       "The policy may run iterations under plans by this footprint planner, "
-                      "choosing at each start between a delay and a plan (scrooge; replaces "
+                      "choosing at each start between a delay and a plan (scrooge, srtf, pack, "
+                      "fair; replaces "
                       "[policy] planner; none: no plans)");
   sim_cmd->add_option("--plan-budget", sim.plan_budget,
                       "Budget of the plans: N% of each job's vanilla peak or a size (e.g. 75%, "
@@ -179,7 +180,8 @@ int main(int argc, char** argv) {
                       "each records an iteration, plans it and runs the rest under the plan");
   run_cmd->add_option("--policy-planner", run.policy_planner,
                       "The policy may run iterations under plans by this footprint planner, "
-                      "choosing at each start between a delay and a plan (scrooge; replaces "
+                      "choosing at each start between a delay and a plan (scrooge, srtf, pack, "
+                      "fair; replaces "
                       "[policy] planner; none: no plans)");
   run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
   run_cmd->add_option("--timeline", run.timeline_path,
