@@ -135,6 +135,38 @@ schedule::iteration_report iteration_runner::end(double start_s) {
   auto operations = recorder_ ? recorder_->take() : std::vector<operation_record>{};
   recorder_.reset();
   if (classified_) classifier_->end_iteration();
+  close_gating();
+  auto measured = context_.monitor.restart_window(id_);
+  schedule::iteration_report report{start_s,
+                                    context_.gate.now(),
+                                    measured.peak_live_bytes,
+                                    std::move(measured.held),
+                                    std::move(measured.memory),
+                                    false};
+  if (context_.monitor.records_allocations()) {
+    result_.last_iteration =
+        iteration_detail{std::move(measured.allocations), report.held, std::move(operations)};
+  }
+  return report;
+}
+
+schedule::iteration_report iteration_runner::abandon(double start_s) {
+  recorder_.reset();
+  // The classifier is left open: its next begin_iteration abandons this one.
+  groups_.end_iteration();
+  // Every region the cut iteration emptied goes back before the others hear of the restart.
+  context_.pool.synchronize(id_);
+  auto measured = context_.monitor.restart_window(id_);
+  schedule::iteration_report report;
+  report.start_s = start_s;
+  report.end_s = context_.gate.now();
+  report.peak_bytes = measured.peak_live_bytes;
+  report.held = std::move(measured.held);
+  report.restarted = true;
+  return report;
+}
+
+void iteration_runner::close_gating() {
   // A gated job's last group ends here: its frees must reach the others as at every boundary.
   // Otherwise what is already complete is enough.
   if (groups_.end_iteration()) {
@@ -142,14 +174,6 @@ schedule::iteration_report iteration_runner::end(double start_s) {
   } else {
     context_.pool.poll(id_);
   }
-  auto measured = context_.monitor.restart_window(id_);
-  schedule::iteration_report report{start_s, context_.gate.now(), measured.peak_live_bytes,
-                                    std::move(measured.held), std::move(measured.memory)};
-  if (context_.monitor.records_allocations()) {
-    result_.last_iteration =
-        iteration_detail{std::move(measured.allocations), report.held, std::move(operations)};
-  }
-  return report;
 }
 
 }  // namespace tandem::runtime::detail

@@ -37,6 +37,10 @@ class iteration_runner {
   void begin(std::int64_t iteration);
   /// Ends the iteration begun, started at `start_s`, and returns what it measured.
   [[nodiscard]] schedule::iteration_report end(double start_s);
+  /// Ends the iteration begun as cut short (it runs again: iteration_restarted): what it held
+  /// up to the cut, with restarted set. The classifier learns nothing from it and no detail is
+  /// kept.
+  [[nodiscard]] schedule::iteration_report abandon(double start_s);
 
   /// Runs `step` as iteration `iteration`, started (let start by the gate) at `start_s`.
   template <typename Step>
@@ -55,6 +59,9 @@ class iteration_runner {
   job_result& result_;
   std::unique_ptr<operation_recorder> recorder_;
   bool classified_ = false;
+
+  /// Closes the iteration's gating and makes its frees reach the other jobs.
+  void close_gating();
 };
 
 }  // namespace tandem::runtime::detail

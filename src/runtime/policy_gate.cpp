@@ -37,6 +37,8 @@ void policy_gate::depart(memory::job_id job, const std::function<void()>& releas
   std::lock_guard lock(mutex_);
   if (!driver_.present(job)) return;  // already gone: departing is idempotent
   granted_.erase(job);
+  variants_.erase(job);
+  restarts_owed_.erase(job);
   std::exception_ptr release_failure;
   if (release) {
     try {
@@ -168,11 +170,28 @@ void policy_gate::sleep_until(double seconds) {
   if (stopping_) throw run_stopped("stopped while waiting: the run was asked to stop");
 }
 
-bool policy_gate::memory_wait(memory::job_id job) {
+schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool restartable) {
   std::lock_guard lock(mutex_);
-  if (!driver_.worth_waiting_for_memory(job)) return false;
-  driver_.memory_wait_began(job);
-  return true;
+  const auto verdict = driver_.memory_wait(job, restartable);
+  if (verdict == schedule::memory_wait_verdict::restart_iteration) restarts_owed_.insert(job);
+  return verdict;
+}
+
+bool policy_gate::restart_owed(memory::job_id job) const {
+  std::lock_guard lock(mutex_);
+  return restarts_owed_.contains(job);
+}
+
+void policy_gate::inject_restart(memory::job_id job) {
+  std::lock_guard lock(mutex_);
+  restarts_owed_.insert(job);
+}
+
+void policy_gate::restart_iteration(memory::job_id job, schedule::iteration_report report) {
+  std::lock_guard lock(mutex_);
+  restarts_owed_.erase(job);
+  driver_.restart_iteration(job, std::move(report));
+  dispatch_locked();
 }
 
 void policy_gate::memory_wait_ended(memory::job_id job) noexcept {

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "tandem/runtime/policy_gate.hpp"
+#include "tandem/runtime/restartable_scope.hpp"
 
 namespace tandem::runtime {
 
@@ -55,7 +56,16 @@ bool region_waiter::wait_for_regions(memory::job_id job, std::size_t) {
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
-  if (!gate_.memory_wait(job)) return false;
+  switch (gate_.memory_wait(job, restartable_scope::here())) {
+    case schedule::memory_wait_verdict::keep_waiting:
+      break;
+    case schedule::memory_wait_verdict::restart_iteration:
+      throw iteration_restarted(
+          "every running iteration waited for memory another held: this one lets go and runs "
+          "again");
+    case schedule::memory_wait_verdict::give_up:
+      return false;
+  }
   lock.lock();
   returns_.wait_for(lock, longest_wait, [&] { return changes_ != seen; });
   return true;

@@ -196,6 +196,7 @@ nlohmann::json to_json(const job_result& job) {
           {"setup_s", job.setup_s},
           {"wait_s", job.wait_s},
           {"iterations", job.iterations},
+          {"restarts", job.restarts},
           {"iterations_per_s", job.iterations_per_s},
           {"samples_per_s", job.samples_per_s},
           {"peak_live_bytes", job.peak_live_bytes},
@@ -315,6 +316,13 @@ void print_table(const run_result& result, std::ostream& out) {
                "recorded, vanilla reference, planned)\n";
       }
     }
+  }
+  for (const auto& job : result.jobs) {
+    if (job.restarts == 0) continue;
+    out << fmt::format(
+        "{}: {} iteration{} restarted (every running iteration waited for memory another held; "
+        "this one let go, returned what it took and ran again)\n",
+        job.name, job.restarts, job.restarts == 1 ? "" : "s");
   }
   if (!result.budget_changes.empty()) {
     out << "budget: " << format_bytes(result.budget_bytes);

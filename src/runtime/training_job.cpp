@@ -10,6 +10,7 @@
 #include <string_view>
 #include <thread>
 
+#include "buffer_snapshot.hpp"
 #include "fault_hook.hpp"
 #include "group_gate.hpp"
 #include "iteration_runner.hpp"
@@ -20,6 +21,7 @@
 #include "tandem/memory/tensor_classifier.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
+#include "tandem/runtime/restartable_scope.hpp"
 #include "tandem/torch/intra_op_threads.hpp"
 #include "tandem/torch/job_binding.hpp"
 
@@ -61,6 +63,12 @@ class trainer {
     if (recording != nullptr) recording->begin(model_->module(), *optimizer_);
     {
       torch_support::kind_scope forward(alloc_kind::feature_map);
+      // The forward pass can be cut short and run again (iteration_restarted): it changes
+      // nothing but the buffers, saved first, and its graph dies with its tensors. Not the
+      // backward pass (libtorch keeps a half-run graph in the thread's ready queue) nor the
+      // update (some weights changed already).
+      std::optional<restartable_scope> restartable;
+      if (buffers_.save(model_->module())) restartable.emplace();
       const auto batch =
           model_->make_batch(spec_.batch_size, batch_seed_ + static_cast<std::uint64_t>(iteration));
       loss = model_->loss(model_->forward(batch.input), batch.target);
@@ -82,11 +90,16 @@ class trainer {
     return loss.item<double>();
   }
 
+  /// Undoes a step cut short in its forward pass (the only restartable stretch): its tensors
+  /// are gone with the exception, its buffer updates are undone here.
+  void roll_back() { buffers_.restore(); }
+
  private:
   const job_spec& spec_;
   std::unique_ptr<models::model> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::uint64_t batch_seed_;
+  buffer_snapshot buffers_;
 };
 
 /// An inference job's model: forward passes without gradients, the module in eval mode (batch
@@ -191,19 +204,35 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     const bool executes = planned && stage == planned_stage::planned && planned->planned();
     const std::size_t variant = variants ? gate.granted_variant(id) : 0;
     result.unfinished_start_s = start_s;
-    const auto report = runner.run(iteration, start_s, [&] {
-      if (executes) planned->begin_iteration();
-      if (variants) variants->begin_iteration(variant);
-      loss = job->step(iteration, recording ? &*recording : nullptr);
+    std::optional<schedule::iteration_report> ran;
+    try {
+      ran = runner.run(iteration, start_s, [&] {
+        if (executes) planned->begin_iteration();
+        if (variants) variants->begin_iteration(variant);
+        loss = job->step(iteration, recording ? &*recording : nullptr);
+        if (variants) variants->end_iteration();
+        if (executes) planned->end_iteration();
+        if (recording) {
+          auto sequence = recording->end(spec.model, spec.batch_size);
+          recording.reset();
+          if (planned && stage == planned_stage::recorded) planned->plan(sequence);
+          result.access_sequence = std::move(sequence);
+        }
+      });
+    } catch (...) {
+      // Told to let go (the exception may come back from libtorch as its own type): back to
+      // the iteration's start, reported as restarted, and asked for again.
+      if (!gate.restart_owed(id)) throw;
+      recording.reset();
       if (variants) variants->end_iteration();
       if (executes) planned->end_iteration();
-      if (recording) {
-        auto sequence = recording->end(spec.model, spec.batch_size);
-        recording.reset();
-        if (planned && stage == planned_stage::recorded) planned->plan(sequence);
-        result.access_sequence = std::move(sequence);
-      }
-    });
+      job->roll_back();
+      gate.restart_iteration(id, runner.abandon(start_s));
+      ++result.restarts;
+      result.unfinished_start_s.reset();
+      continue;
+    }
+    const auto& report = *ran;
     if (variants && stage == planned_stage::recorded && result.access_sequence) {
       // Offered once the iteration is measured: the plans' curves are scaled from its own.
       gate.offer_variants(
@@ -307,7 +336,8 @@ void run_job(const job_spec& spec, const models::model_options& model_options, m
     auto* const learner = spec.kind == job_kind::training ? &classifier : nullptr;
     group_gate groups(gate, context.pool, id);
     std::optional<fault_hook> fault;
-    if (auto planned = fault_for(context.faults, spec.name)) fault.emplace(groups, *planned);
+    if (auto planned = fault_for(context.faults, spec.name))
+      fault.emplace(groups, *planned, gate, id);
     torch_support::allocation_hook* hook = &groups;
     if (fault) hook = &*fault;
     torch_support::job_binding binding(context.pool, id, stream, learner, hook);

@@ -31,10 +31,12 @@ namespace tandem::schedule {
 //    some other iteration can still move. When every running iteration is waiting, the one
 //    that started first among those whose request fits the budget is let through regardless
 //    (the budget itself is never exceeded). Only when no waiting request fits the budget at all
-//    can nothing move: then the youngest waiting iteration is told that waiting cannot help
-//    (worth_waiting) and its allocation fails, returning its regions to the others. That needs
-//    iterations that together outgrow their predictions beyond the budget; scrooge sends a job
-//    that exceeded its claim back to running alone (Zico §5.3's fallback), so it cannot repeat.
+//    can nothing move (others_will_move is false): then one waiting iteration lets go, chosen by
+//    the policy driver, which restarts it where its executor can (its regions return to the
+//    others, and it runs again from its start) and fails it otherwise. That needs iterations
+//    that together outgrow their predictions beyond the budget; scrooge sends a job that
+//    exceeded its claim, or restarted, back to running alone (Zico §5.3's fallback), so it
+//    cannot repeat.
 
 void iteration_claims::start(job_id job, std::shared_ptr<const indexed_curve> curve) {
   auto& e = jobs_[job];
@@ -243,27 +245,12 @@ void iteration_claims::give_back(job_id job, std::size_t bytes, bool moved_on) {
   forget_if_gone(found);
 }
 
-bool iteration_claims::worth_waiting(job_id job) const {
+bool iteration_claims::others_will_move(job_id job) const {
   const bool someone_moves = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& item) {
     return item.first != job && item.second.running && !stuck(item.first, item.second);
   });
-  if (someone_moves) return true;
-  const bool others_running = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& item) {
-    return item.first != job && item.second.running;
-  });
-  if (!others_running) return false;
-  if (next_to_insist()) return true;  // that one goes through; the rest follow it
-  // Nothing fits: the youngest waiter gives up so that the others can (the Note, 3).
-  std::optional<job_id> youngest;
-  std::uint64_t latest = 0;
-  for (const auto& [id, e] : jobs_) {
-    if (!e.running || !e.waiting_for) continue;
-    if (!youngest || e.seniority > latest) {
-      youngest = id;
-      latest = e.seniority;
-    }
-  }
-  return youngest != job;
+  // Or the first waiter whose request fits goes through, and the rest follow it.
+  return someone_moves || next_to_insist().has_value();
 }
 
 bool iteration_claims::admits_start(job_id job, const indexed_curve& curve) const {

@@ -133,10 +133,13 @@ void nodegroup_policy::on_group_end(job_id job, std::size_t group, double now_s)
 
 void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& report, double now_s) {
   auto& state = jobs_.at(job);
-  ++state.stats.iterations;
-  if (state.solo) ++state.stats.solo_iterations;
-  learn(state, report);
-  state.idle_held = report.held.held_at_end();
+  if (!report.restarted) {
+    // A restarted iteration (cut short, to run again) is no whole iteration to learn from.
+    ++state.stats.iterations;
+    if (state.solo) ++state.stats.solo_iterations;
+    learn(state, report);
+    state.idle_held = report.held.held_at_end();
+  }
   state.peak_held = std::max(state.peak_held, report.held.peak());
   state.next_group = 0;
   state.running = false;

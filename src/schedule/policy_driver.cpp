@@ -1,6 +1,7 @@
 #include "tandem/schedule/policy_driver.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "tandem/common/error.hpp"
 
@@ -38,42 +39,82 @@ std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_change
   return applied;
 }
 
-bool policy_driver::worth_waiting_for_memory(job_id job) const {
-  if (capabilities_.oom_baseline != nullptr) return false;
-  // A change still to come may raise the budget.
-  if (next_change_ < schedule_.size()) return true;
-  // The policy that judges borrows knows best whether the others will move.
-  if (capabilities_.borrows != nullptr) return capabilities_.borrows->worth_waiting(job);
-  // Another running iteration that waits neither for regions nor for an event (at a group
-  // barrier) will return regions when it ends.
-  const bool someone_moves = std::any_of(running_.begin(), running_.end(), [&](job_id other) {
-    if (other == job || memory_waits_.contains(other)) return false;
-    const auto found = waiting_.find(other);
-    return found == waiting_.end() || found->second.until_s.has_value();
-  });
-  if (someone_moves) return true;
-  // Every other running iteration waits too: all but the one that began to wait last may go on
-  // waiting; that one fails and its regions let the others move.
-  std::optional<job_id> latest;
-  std::uint64_t latest_order = 0;
-  for (const auto& [other, order] : memory_waits_) {
-    if (!running_.contains(other)) continue;
-    if (!latest || order > latest_order) {
-      latest = other;
-      latest_order = order;
+memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable) {
+  const auto verdict = judge_memory_wait(job, restartable);
+  switch (verdict) {
+    case memory_wait_verdict::keep_waiting: {
+      const auto [found, fresh] =
+          memory_waits_.try_emplace(job, memory_waiter{next_memory_wait_, false});
+      if (fresh) ++next_memory_wait_;
+      found->second.restartable = restartable;
+      break;
     }
+    case memory_wait_verdict::restart_iteration:
+      memory_waits_.erase(job);
+      letting_go_.insert(job);
+      break;
+    case memory_wait_verdict::give_up:
+      memory_waits_.erase(job);
+      break;
   }
-  const bool others_wait =
-      std::any_of(running_.begin(), running_.end(), [&](job_id other) { return other != job; });
-  return others_wait && latest && *latest != job;
+  return verdict;
 }
 
-void policy_driver::memory_wait_began(job_id job) {
-  if (!memory_waits_.contains(job)) memory_waits_[job] = next_memory_wait_++;
+memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartable) const {
+  if (capabilities_.oom_baseline != nullptr) return memory_wait_verdict::give_up;
+  // A change still to come may raise the budget; an iteration letting go returns its regions.
+  if (next_change_ < schedule_.size()) return memory_wait_verdict::keep_waiting;
+  if (std::any_of(letting_go_.begin(), letting_go_.end(),
+                  [&](job_id other) { return other != job; })) {
+    return memory_wait_verdict::keep_waiting;
+  }
+  const bool others_run =
+      std::any_of(running_.begin(), running_.end(), [&](job_id other) { return other != job; });
+  if (!others_run) return memory_wait_verdict::give_up;  // alone: nothing will change
+  // The policy that judges borrows knows best whether the others will move. Otherwise another
+  // running iteration that waits neither for regions nor for an event (at a group barrier)
+  // will return regions when it ends.
+  const bool others_move =
+      capabilities_.borrows != nullptr
+          ? capabilities_.borrows->others_will_move(job)
+          : std::any_of(running_.begin(), running_.end(), [&](job_id other) {
+              if (other == job || memory_waits_.contains(other)) return false;
+              const auto found = waiting_.find(other);
+              return found == waiting_.end() || found->second.until_s.has_value();
+            });
+  if (others_move) return memory_wait_verdict::keep_waiting;
+  // Every running iteration waits for another: one lets go and returns its regions.
+  if (iteration_to_let_go(job, restartable) != job) return memory_wait_verdict::keep_waiting;
+  return restartable ? memory_wait_verdict::restart_iteration : memory_wait_verdict::give_up;
+}
+
+job_id policy_driver::iteration_to_let_go(job_id asking, bool restartable) const {
+  // A restart costs the iteration's work so far, a failure the job: the latest to wait among
+  // those that can restart lets go, or the latest of all when none can. `asking` may not have
+  // been counted as waiting yet: then it is the latest.
+  const auto asking_wait = memory_waits_.find(asking);
+  const auto asking_order =
+      asking_wait != memory_waits_.end() ? asking_wait->second.order : next_memory_wait_;
+  job_id chosen = asking;
+  auto rank = std::make_pair(restartable, asking_order);
+  for (const auto& [other, other_wait] : memory_waits_) {
+    if (other == asking || !running_.contains(other)) continue;
+    const auto other_rank = std::make_pair(other_wait.restartable, other_wait.order);
+    if (other_rank > rank) {
+      chosen = other;
+      rank = other_rank;
+    }
+  }
+  return chosen;
 }
 
 void policy_driver::memory_wait_ended(job_id job) {
   memory_waits_.erase(job);
+}
+
+void policy_driver::restart_iteration(job_id job, iteration_report report) {
+  report.restarted = true;
+  finish_iteration(job, report);
 }
 
 void policy_driver::arrive(const job_info& job) {
@@ -91,6 +132,7 @@ void policy_driver::depart(job_id job) {
   waiting_.erase(job);
   running_.erase(job);
   memory_waits_.erase(job);
+  letting_go_.erase(job);
   policy_.on_departure(job, now());
   apply_limits();
   event(job);
@@ -131,6 +173,8 @@ void policy_driver::request_group(job_id job, std::size_t group) {
 
 void policy_driver::finish_iteration(job_id job, const iteration_report& report) {
   running_.erase(job);
+  memory_waits_.erase(job);
+  letting_go_.erase(job);
   policy_.on_iteration_end(job, report, now());
   event(job);
 }

@@ -140,6 +140,12 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
   auto& s = state_of(job, "on_iteration_end");
   s.running = false;
   s.solo = false;
+  if (report.restarted) {
+    // Cut short (policy_driver.hpp, "Memory waits"): it runs again in its lane; what it held
+    // stops at the cut, so no need is learned from it.
+    admit_waiting();
+    return;
+  }
   const double duration = std::max(0.0, report.end_s - report.start_s);
   s.stats.service_s += duration;
   ++s.iterations_done;

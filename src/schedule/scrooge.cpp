@@ -11,6 +11,18 @@
 
 namespace tandem::schedule {
 
+namespace {
+
+/// Profiling iterations at most: the first, and a second when the first made lasting state.
+constexpr std::int64_t max_profiling_iterations = 2;
+
+/// Whether an iteration ended holding more regions than it began with.
+bool grew_for_good(const usage_curve& held) {
+  return held.held_at_end() > held.held_at_start;
+}
+
+}  // namespace
+
 const option_table<scrooge_options>& scrooge_options::table() {
   static const auto table =
       option_table<scrooge_options>("scrooge")
@@ -330,16 +342,34 @@ bool scrooge_policy::missed_prediction(const usage_curve& predicted,
 void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report, double) {
   auto& state = jobs_.at(job);
   state.running = false;
+  std::lock_guard lock(claims_mutex_);
+  if (report.restarted) {
+    // It let go while every iteration beside it waited: its curve misled the claims (or the
+    // budget fell under them). It runs again alone, as after a missed prediction; what it
+    // measured stops at the cut and teaches nothing.
+    const bool informed = state.now == phase::informed;
+    claims_.end(job);
+    if (informed) {
+      state.now = phase::fallback;
+      state.stats.fallbacks += 1;
+    }
+    state.trial = false;
+    return;
+  }
   state.stats.iterations += 1;
   usage_curve observed = report.held;
   if (observed.duration_s <= 0) observed.duration_s = report.end_s - report.start_s;
-  std::lock_guard lock(claims_mutex_);
   const bool exceeded = claims_.exceeded_claim(job);
   claims_.end(job);
   const auto& predicted = curve_of(state, state.running_variant);
   switch (state.now) {
     case phase::profiling:
-      state.now = phase::informed;
+      // An iteration that ended holding more than it began with made state that lives on (the
+      // optimizer's, on a first step): the next one holds that throughout, so this one predicts
+      // it too low, and the next is profiled alone as well.
+      if (!grew_for_good(observed) || state.stats.iterations >= max_profiling_iterations) {
+        state.now = phase::informed;
+      }
       break;
     case phase::informed:
       informed_iterations_ += 1;
@@ -383,9 +413,9 @@ void scrooge_policy::returned(job_id job, std::size_t bytes) {
   claims_.returned(job, bytes);
 }
 
-bool scrooge_policy::worth_waiting(job_id job) {
+bool scrooge_policy::others_will_move(job_id job) {
   std::lock_guard lock(claims_mutex_);
-  return claims_.worth_waiting(job);
+  return claims_.others_will_move(job);
 }
 
 scrooge_job_stats scrooge_policy::stats(job_id job) const {

@@ -34,7 +34,7 @@ bool reached(double position, double boundary) {
 enum class stage { pending, waiting, setup, running, at_group, blocked, done };
 
 /// What asking for regions came to.
-enum class taken { yes, waiting, failed };
+enum class taken { yes, waiting, restarted, failed };
 
 struct job_run {
   const simulated_job* job = nullptr;
@@ -416,7 +416,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   /// The first grant builds the job (as in the runtime): it takes its persistent regions now and
   /// starts its first iteration after the profile's setup time.
   void start_setup(job_run& run) {
-    if (run.fault && run.fault->allocation < run.profile().persistent_tensors.size()) {
+    if (run.fault && !restarts(*run.fault) &&
+        run.fault->allocation < run.profile().persistent_tensors.size()) {
       fail_as_injected(run);
       return;
     }
@@ -496,10 +497,14 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   void end_iteration(job_run& run) {
     run.observed.duration_s = now_ - run.iteration_start;
     schedule::iteration_report report{
-        run.iteration_start, now_, run.profile().peak_live_bytes, std::move(run.observed),
+        run.iteration_start,
+        now_,
+        run.profile().peak_live_bytes,
+        std::move(run.observed),
         capabilities_.groups != nullptr && capabilities_.groups->wants_memory_events()
             ? run.prepared->memory
-            : std::vector<schedule::memory_event>{}};
+            : std::vector<schedule::memory_event>{},
+        false};
     run.result.iteration_log.push_back(
         {report.start_s, report.end_s, 0, report.peak_bytes, run.requested});
     driver_.finish_iteration(run.id, report);
@@ -533,15 +538,23 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     if (!reserved || !fits) {
       if (reserved && capabilities_.borrows != nullptr)
         capabilities_.borrows->cancel(run.id, bytes);
-      if (driver_.worth_waiting_for_memory(run.id)) {
+      // A simulated iteration has no state to roll back: it can restart anywhere; its build
+      // cannot.
+      const bool in_build = run.now == stage::waiting ||
+                            (run.now == stage::blocked && run.blocked_from == stage::waiting);
+      const auto verdict = driver_.memory_wait(run.id, !in_build);
+      if (verdict == schedule::memory_wait_verdict::keep_waiting) {
         if (run.now != stage::blocked) {
           run.blocked_order = next_blocked_order_++;
           run.blocked_from = run.now;
-          driver_.memory_wait_began(run.id);
         }
         run.now = stage::blocked;
         run.wanted = bytes;
         return taken::waiting;
+      }
+      if (verdict == schedule::memory_wait_verdict::restart_iteration) {
+        restart_iteration(run);
+        return taken::restarted;
       }
       out_of_memory(
           run, bytes,
@@ -557,6 +570,22 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.result.peak_reserved_bytes = std::max(run.result.peak_reserved_bytes, run.held);
     peak_held_ = std::max(peak_held_, system + bytes);
     return taken::yes;
+  }
+
+  /// The iteration lets go (policy_driver.hpp, "Memory waits"): what it took goes back, the
+  /// driver hears of it as restarted, and the job asks to start the iteration again.
+  void restart_iteration(job_run& run) {
+    const auto taken_in_iteration = run.held - std::min(run.held, run.observed.held_at_start);
+    run.observed.duration_s = now_ - run.iteration_start;
+    schedule::iteration_report report;
+    report.start_s = run.iteration_start;
+    report.end_s = now_;
+    report.held = std::move(run.observed);
+    release(run, taken_in_iteration);
+    ++run.result.restarts;
+    record(run, "iteration_restart");
+    driver_.restart_iteration(run.id, std::move(report));
+    request_start(run);
   }
 
   void release(job_run& run, std::size_t bytes) {
@@ -599,7 +628,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
             run->now = stage::running;  // its later steps at this moment follow as events
           }
           again = true;
-        } else if (outcome == taken::failed) {
+        } else if (outcome != taken::waiting) {  // failed, or restarted: others may move
           again = true;
         }
       }
@@ -611,14 +640,28 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     if (!run.fault) return never;
     const auto& allocation_at = run.prepared->allocation_at;
     const auto setup = run.profile().persistent_tensors.size();
-    if (allocation_at.empty() || run.fault->allocation < setup) return never;
-    const auto ordinal = run.fault->allocation - setup;
+    if (allocation_at.empty()) return never;
+    // A restart planned at a setup allocation strikes at the first that can restart: the first
+    // iteration's first.
+    if (run.fault->allocation < setup && !restarts(*run.fault)) return never;
+    const auto ordinal = run.fault->allocation - std::min(run.fault->allocation, setup);
     if (ordinal / allocation_at.size() != iteration) return never;
     return allocation_at[ordinal % allocation_at.size()];
   }
 
+  [[nodiscard]] static bool restarts(const runtime::injected_fault& fault) {
+    return fault.what == runtime::injected_fault::kind::restart;
+  }
+
   /// A planned failure: the job departs as one whose allocation was refused, or whose code threw.
+  /// A planned restart: the iteration lets go, once.
   void fail_as_injected(job_run& run) {
+    if (restarts(*run.fault)) {
+      run.fault.reset();
+      run.fault_position = never;
+      restart_iteration(run);
+      return;
+    }
     const auto& fault = *run.fault;
     run.result.out_of_memory = fault.what == runtime::injected_fault::kind::out_of_memory;
     depart(run, runtime::job_status::failed,

@@ -155,7 +155,7 @@ TEST_F(Stop, ProfileWritesTheProfilesDoneAndMarksTheRestStopped) {
                  folder_);
   ASSERT_TRUE(tandem.wait_for_stderr(
       [](const auto& text) { return text.find("profiling first") != std::string::npos; }, 60s));
-  std::this_thread::sleep_for(1s);  // some iterations of the first job
+  std::this_thread::sleep_for(3s);  // some iterations of the first job, even on a busy machine
   tandem.send(SIGINT);
   const auto status = tandem.wait(20s);
   ASSERT_TRUE(status.has_value());

@@ -163,6 +163,35 @@ TEST(Isolation, AJobThatRunsOutOfMemoryLeavesItsNeighbourAsItWouldBeAlone) {
   }
 }
 
+// An iteration that lets go (as when every running iteration waits for another) runs again
+// from where it began: the job that restarted and its neighbour compute what they compute alone.
+// The restart strikes at the first allocation of a forward pass at or after the point; the
+// ResNet's batch-norm statistics, which the cut forward pass updated, are put back.
+TEST(Isolation, AnIterationRestartedInItsForwardPassLeavesEveryLossAsAlone) {
+  const std::vector<job_plan> jobs = {{"resnet", 3, 4, 0, 1, false}, {"lm", 2, 6, 0, 2, true}};
+  for (std::size_t restarting = 0; restarting < jobs.size(); ++restarting) {
+    const auto& name = jobs[restarting].name;
+    const auto allocations = static_cast<double>(solo(jobs[restarting]).allocations);
+    for (const auto* policy : {"exclusive", "scrooge", "nodegroup", "srtf"}) {
+      for (const auto share : {0.3, 0.6}) {
+        const auto point = static_cast<std::size_t>(share * allocations);
+        SCOPED_TRACE(std::string(policy) + ", " + name + " restarts at allocation " +
+                     std::to_string(point));
+        run_options options;
+        options.faults = {{name, point, injected_fault::kind::restart}};
+        const auto run = run_workload(make_workload(policy, 64, jobs), options);
+        EXPECT_TRUE(run.warnings.empty()) << "the pool reported: " << run.warnings.front();
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+          const auto& job = run.jobs.at(i);
+          ASSERT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
+          EXPECT_EQ(job.restarts, i == restarting ? 1 : 0) << job.name;
+          EXPECT_EQ(losses_of(job), solo(jobs[i]).losses) << job.name;
+        }
+      }
+    }
+  }
+}
+
 /// `job`'s workload text with a footprint planner: its plan swaps and recomputes tensors.
 workload with_planner(const std::string& policy, const std::vector<job_plan>& jobs,
                       const std::string& planned_job, const std::string& planner) {

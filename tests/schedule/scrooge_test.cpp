@@ -358,7 +358,7 @@ TEST(Scrooge, RegionBorrowsBeyondWhatLetsTheOthersFinishWait) {
   policy.on_iteration_start(2, 10.4);
   EXPECT_TRUE(policy.try_reserve(2, 100));
   EXPECT_FALSE(policy.try_reserve(2, 100));  // 800 > 700
-  EXPECT_TRUE(policy.worth_waiting(2));      // a will return regions
+  EXPECT_TRUE(policy.others_will_move(2));   // a will return regions
   policy.returned(1, 100);
   EXPECT_TRUE(policy.try_reserve(2, 100));
   EXPECT_EQ(policy.stats(2).borrow_waits, 1);

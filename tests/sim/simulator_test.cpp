@@ -309,6 +309,56 @@ TEST(Simulator, APlannedFaultStrikesAtItsAllocationAndTheJobsMemoryGoesToTheNext
   EXPECT_EQ(named(second, "a").status, runtime::job_status::completed);
 }
 
+TEST(Simulator, APlannedRestartRunsTheIterationAgainAndTheJobCompletes) {
+  // The restart at allocation 19 cuts the third iteration 0.25 s in; it runs again whole.
+  const auto profile = layered_profile(10 * MiB);
+  std::vector<simulated_job> jobs{job("a", profile, 5)};
+  sim_options options;
+  options.faults = {{"a", 19, runtime::injected_fault::kind::restart}};
+  schedule::exclusive_policy exclusive;
+  const auto result = simulate(jobs, exclusive, gpu(64 * MiB), {}, options);
+  const auto& a = named(result, "a");
+  EXPECT_EQ(a.status, runtime::job_status::completed) << a.error;
+  EXPECT_EQ(a.restarts, 1);
+  EXPECT_EQ(a.iteration_log.size(), 5u);
+  EXPECT_NEAR(a.end_s, 5 * 0.9 + 0.25, 1e-9);
+}
+
+/// Holds 8 MiB, takes 40 MiB at 0.2 s and 40 more at 0.4 s, returns both at 0.8 s of 1 s.
+std::shared_ptr<job_profile> two_step_profile() {
+  auto profile = flat_profile(1, 0.5, 8 * MiB, 0);
+  const auto step = static_cast<std::int64_t>(40 * MiB);
+  profile->held.steps = {{0.2, step}, {0.4, step}, {0.8, -2 * step}};
+  profile->peak_live_bytes = 88 * MiB;
+  return profile;
+}
+
+TEST(Simulator, IterationsStuckUnderALoweredBudgetRestartOneOfThemInsteadOfFailingIt) {
+  // Once profiled (each job's first iteration alone), side by side under scrooge from 2 s, each
+  // at 48 MiB when the budget falls to 110 MiB at 2.3 s: at 2.4 s both want 40 MiB more
+  // (136 > 110) and neither can finish. One lets go and runs again; nobody fails, and the
+  // budget holds.
+  const std::vector<runtime::budget_change> changes{{2.3, 110 * MiB, 0}};
+  std::vector<simulated_job> jobs{job("a", two_step_profile(), 4), job("b", two_step_profile(), 4)};
+  schedule::scrooge_policy scrooge(
+      200 * MiB,
+      {.ramp_start = 1, .ramp_iterations = 0, .fallback_threshold = 0.25, .claim_margin = 0});
+  std::ostringstream timeline;
+  sim_options options;
+  options.timeline = &timeline;
+  const auto result = simulate(jobs, scrooge, gpu(256 * MiB), changes, options);
+  EXPECT_EQ(result.failed_jobs(), 0u);
+  std::int64_t restarts = 0;
+  for (const auto& j : result.jobs) {
+    EXPECT_EQ(j.status, runtime::job_status::completed) << j.name << ": " << j.error;
+    EXPECT_EQ(j.iteration_log.size(), 4u) << j.name;
+    restarts += j.restarts;
+  }
+  EXPECT_EQ(restarts, 1) << timeline.str();
+  EXPECT_NE(timeline.str().find("iteration_restart"), std::string::npos);
+  EXPECT_LE(result.peak_reserved_bytes, 200 * MiB);
+}
+
 TEST(Simulator, TheSameSeedGivesTheSameRunAndJitterChangesIt) {
   schedule::temporal_policy policy_a, policy_b, policy_c;
   const std::vector<simulated_job> jobs{job("a", flat_profile(1, 1), 5),

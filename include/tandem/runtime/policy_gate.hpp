@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,15 @@ class gate_closed : public error {
 /// arrival) once the run was asked to stop (policy_gate::stop): the job leaves there, its
 /// memory released through depart as always, and keeps what it measured.
 class run_stopped : public error {
+ public:
+  using error::error;
+};
+
+/// Thrown to a job's thread from inside an allocation when its iteration must let go
+/// (policy_driver.hpp, "Memory waits"): the job rolls back to the iteration's start, reports
+/// it with restart_iteration and asks to start it again. Only where the job said it can roll
+/// back (restartable_scope.hpp).
+class iteration_restarted : public error {
  public:
   using error::error;
 };
@@ -98,11 +108,20 @@ class policy_gate {
   /// run_stopped as soon as stop() is called, so that no job sleeps through a stop.
   void sleep_until(double seconds);
 
-  /// Memory waits (policy_driver.hpp): `job`'s allocation found no memory; true when it should
-  /// wait for regions (and is counted as waiting until memory_wait_ended), false when it should
-  /// fail as out of memory.
-  [[nodiscard]] bool memory_wait(memory::job_id job);
+  /// Memory waits (policy_driver.hpp): `job`'s allocation found no memory; `restartable`:
+  /// whether its iteration can be rolled back here. On keep_waiting it waits for regions (and
+  /// is counted as waiting until memory_wait_ended); on restart_iteration the gate notes that
+  /// the job owes a restart_iteration.
+  [[nodiscard]] schedule::memory_wait_verdict memory_wait(memory::job_id job, bool restartable);
   void memory_wait_ended(memory::job_id job) noexcept;
+  /// Whether `job` was told to restart its iteration and has not reported it yet: its thread
+  /// asks when an iteration throws, since libtorch may rethrow iteration_restarted as its own
+  /// error type.
+  [[nodiscard]] bool restart_owed(memory::job_id job) const;
+  /// `job` rolled its iteration back: it ends as restarted (`report`, measured up to the cut).
+  void restart_iteration(memory::job_id job, schedule::iteration_report report);
+  /// Makes `job` owe a restart as if the driver had told it to let go (injected faults).
+  void inject_restart(memory::job_id job);
 
   /// The workload's timed budget changes; each one due goes to the pool and then the policy
   /// when apply_due_budget_changes() is called at or after its time.
@@ -146,6 +165,7 @@ class policy_gate {
   std::condition_variable changed_;
   std::map<memory::job_id, schedule::grant> granted_;  // not yet taken by their threads
   std::map<memory::job_id, std::size_t> variants_;     // of each job's latest iteration start
+  std::set<memory::job_id> restarts_owed_;             // told to restart, not yet reported
   std::string closed_;                                 // non-empty once closed: the reason
   bool stopping_ = false;                              // stop() was called
   // Wakes sleep_until only, so that a sleeper is not woken by every event.

@@ -127,6 +127,9 @@ struct job_result {
   double setup_s = 0;        ///< building the model and optimizer
   double wait_s = 0;         ///< waiting for the policy
   std::int64_t iterations = 0;
+  /// Iterations cut short and run again: every running iteration waited for another, and this
+  /// one let go (schedule/policy_driver.hpp, "Memory waits"). Not counted in `iterations`.
+  std::int64_t restarts = 0;
   double iterations_per_s = 0;  ///< iterations / (end - first start)
   double samples_per_s = 0;     ///< iterations * batch / (end - first start)
 

@@ -4,8 +4,9 @@
 // the budget can always finish (scrooge; iteration_claims.hpp). A driver discovers it once
 // (capabilities_of, policy_capabilities.hpp) and then routes every borrow and return through
 // it: the runtime from the pool (memory::borrow_gate), the simulator at each step of a job's
-// region curve. A refused borrow makes the job wait, mid-iteration, until worth_waiting says
-// waiting cannot help.
+// region curve. A refused borrow makes the job wait, mid-iteration, while others_will_move
+// says another iteration will return regions or be let through; when none will, the driver
+// picks the iteration that lets go (policy_driver.hpp, "Memory waits").
 //
 // Thread safety: unlike the policy's other calls, these may come from any thread at any time
 // (the runtime calls them under a job's pool lock); an implementation locks, and never calls
@@ -26,9 +27,9 @@ class borrow_arbiter {
   virtual void cancel(memory::job_id job, std::size_t bytes) = 0;
   /// `job` returned `bytes` of regions.
   virtual void returned(memory::job_id job, std::size_t bytes) = 0;
-  /// After a refusal: whether `job` should wait and ask again (another iteration will return
-  /// regions or be let through) rather than fail as out of memory.
-  [[nodiscard]] virtual bool worth_waiting(memory::job_id job) = 0;
+  /// After a refusal of `job`: whether another running iteration will return regions or be let
+  /// through, so that waiting helps. False: every running iteration is stuck.
+  [[nodiscard]] virtual bool others_will_move(memory::job_id job) = 0;
 };
 
 }  // namespace tandem::schedule

@@ -50,10 +50,10 @@ class iteration_claims {
   void cancel(job_id job, std::size_t bytes);
   /// `job` returned `bytes` of regions.
   void returned(job_id job, std::size_t bytes);
-  /// After `job` was refused: whether waiting can help, because another iteration will return
-  /// regions or will be let through (see the Note). False means nothing will change: the job's
-  /// request cannot be met within the budget.
-  [[nodiscard]] bool worth_waiting(job_id job) const;
+  /// After `job` was refused: whether another running iteration will return regions or will be
+  /// let through (see the Note). False: every running iteration is stuck, and one of them must
+  /// let go (the driver chooses which) or nothing will change.
+  [[nodiscard]] bool others_will_move(job_id job) const;
 
   /// Whether `job` may start an iteration that `curve` predicts now: with it claiming the
   /// curve's peak from its start, every running iteration can still finish.

@@ -81,6 +81,10 @@ struct iteration_report {
   /// Every allocation and free of the iteration in order with the regions held after each,
   /// when the policy asks for them (group_gating::wants_memory_events); empty otherwise.
   std::vector<memory_event> memory;
+  /// The iteration was cut short and will run again (policy_driver.hpp, "Memory waits"): it
+  /// returned what it took so that iterations waiting for it could go on. Not a whole
+  /// iteration: `held` stops at the cut, so it is no measurement to learn a need from.
+  bool restarted = false;
 };
 
 struct decision {

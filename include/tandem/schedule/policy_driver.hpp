@@ -30,9 +30,16 @@
 // Memory waits: a region borrow the budget (or the policy's borrow_arbiter) refuses makes the
 // job wait mid-iteration instead of failing, under every policy but the fails_on_oom
 // baselines, while waiting can help: another running iteration may return regions, or a
-// budget change is still to come (worth_waiting_for_memory). Executors report the waits
-// (memory_wait_began/ended), so that two iterations waiting for each other are seen: the one
-// that began to wait last fails, which returns its regions to the other.
+// budget change is still to come (memory_wait). Executors report the waits
+// (memory_wait, memory_wait_ended), so that iterations waiting for each other are seen. When every
+// running iteration waits for another (predictions that were wrong together, a budget lowered
+// under them), one lets go: the one that began to wait last among those whose executor can
+// restart them (cut the iteration short, return what it took, roll its job back to the
+// iteration's start and ask to start it again: a restarted iteration, reported with
+// iteration_report::restarted), so that a misprediction costs time and never a job. Only when
+// none of the waiting iterations can restart (the runtime's in their backward pass or optimizer
+// step) does the latest to wait fail, and an iteration that waits alone fails too: nothing
+// will change for it.
 //
 // Not thread-safe: the executor serializes calls (the runtime under one mutex; the simulator is
 // single-threaded). Grants are queued, not delivered by callback, so that an executor reacting
@@ -62,6 +69,13 @@ class driver_clock {
 };
 
 /// The policy let a waiting job go.
+/// What a running iteration whose region borrow was refused should do (judge_memory_wait).
+enum class memory_wait_verdict {
+  keep_waiting,       ///< another iteration will return regions, or a budget change is to come
+  restart_iteration,  ///< let go: cut the iteration short, return its regions, start it again
+  give_up,            ///< fail as out of memory: nothing will change
+};
+
 struct grant {
   job_id job = 0;
   std::size_t group = 0;  ///< 0: the iteration's start; k >= 1: group k of it
@@ -126,10 +140,15 @@ class policy_driver {
   [[nodiscard]] std::optional<double> wake_time(job_id job) const;
 
   /// After a region borrow of running `job` was refused: whether it should wait and ask again
-  /// rather than fail as out of memory (see above).
-  [[nodiscard]] bool worth_waiting_for_memory(job_id job) const;
-  void memory_wait_began(job_id job);
+  /// (it counts as waiting for regions until memory_wait_ended), restart its iteration (it
+  /// owes a restart_iteration, and until then the others wait for its regions), or fail as out
+  /// of memory (see above). `restartable`: whether its executor can restart the iteration here.
+  [[nodiscard]] memory_wait_verdict memory_wait(job_id job, bool restartable);
   void memory_wait_ended(job_id job);
+  /// `job` let go of its iteration (a restart_iteration verdict): the iteration ends as
+  /// restarted (an event; `report` measured up to the cut, with restarted set) and the job asks
+  /// to start it again with request_start.
+  void restart_iteration(job_id job, iteration_report report);
 
   /// Grants given since the last call, in the order given.
   [[nodiscard]] std::vector<grant> take_grants();
@@ -167,7 +186,17 @@ class policy_driver {
   budget_sink budget_sink_;
 
   std::set<job_id> running_;  // granted an iteration start, not yet ended or departed
-  std::map<job_id, std::uint64_t> memory_waits_;  // waiting for regions: the order they began
+  struct memory_waiter {
+    std::uint64_t order = 0;  // when it began, for choosing the one that lets go
+    bool restartable = false;
+  };
+  [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable) const;
+  /// The running iteration that lets go when every running one waits: `asking` (with
+  /// `restartable`) among those waiting for regions.
+  [[nodiscard]] job_id iteration_to_let_go(job_id asking, bool restartable) const;
+
+  std::map<job_id, memory_waiter> memory_waits_;  // waiting for regions
+  std::set<job_id> letting_go_;                   // told to restart, not yet restarted
   std::uint64_t next_memory_wait_ = 0;
 
   std::size_t arrived_ = 0;

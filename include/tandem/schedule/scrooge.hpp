@@ -104,7 +104,7 @@ class scrooge_policy final : public policy,
   [[nodiscard]] bool try_reserve(job_id job, std::size_t bytes) override;
   void cancel(job_id job, std::size_t bytes) override;
   void returned(job_id job, std::size_t bytes) override;
-  [[nodiscard]] bool worth_waiting(job_id job) override;
+  [[nodiscard]] bool others_will_move(job_id job) override;
 
   // chooses_footprint
   void offer_variants(job_id job, std::vector<footprint_variant> variants) override;

@@ -1,0 +1,27 @@
+#pragma once
+// Marks, on a job's own thread, the stretch of an iteration that the job can roll back to the
+// iteration's start: a memory wait there may end with iteration_restarted (policy_gate.hpp)
+// instead of failing the job when every running iteration waits for another
+// (schedule/policy_driver.hpp, "Memory waits"). Outside such a stretch (the model's build, a
+// backward pass whose half-run graph libtorch keeps in the thread's ready queue, an optimizer
+// step that has changed some weights, a user's loop) nothing is marked and the wait is judged
+// as one that cannot restart.
+
+namespace tandem::runtime {
+
+class restartable_scope {
+ public:
+  restartable_scope() : outer_(inside_) { inside_ = true; }
+  ~restartable_scope() { inside_ = outer_; }
+  restartable_scope(const restartable_scope&) = delete;
+  restartable_scope& operator=(const restartable_scope&) = delete;
+
+  /// Whether the calling thread is inside a restartable stretch.
+  [[nodiscard]] static bool here() { return inside_; }
+
+ private:
+  static inline thread_local bool inside_ = false;
+  bool outer_;
+};
+
+}  // namespace tandem::runtime

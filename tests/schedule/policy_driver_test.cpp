@@ -1,0 +1,103 @@
+// The policy driver's memory waits: who waits, who restarts its iteration and who gives up when
+// running iterations wait for each other (policy_driver.hpp, "Memory waits").
+
+#include "tandem/schedule/policy_driver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace tandem::schedule {
+namespace {
+
+using verdict = memory_wait_verdict;
+
+class fixed_clock final : public driver_clock {
+ public:
+  [[nodiscard]] double now() const override { return now_s; }
+  double now_s = 0;
+};
+
+/// Lets every iteration start; keeps the reports it is given.
+class always_start final : public policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "always"; }
+  [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
+  void on_iteration_end(job_id job, const iteration_report& report, double) override {
+    ends.push_back({job, report.restarted});
+  }
+  struct end {
+    job_id job;
+    bool restarted;
+  };
+  std::vector<end> ends;
+};
+
+/// Jobs 1 and 2 arrived and running an iteration each.
+struct two_running {
+  two_running() {
+    for (job_id job : {1u, 2u}) {
+      driver.arrive(job_info::make(job, "j", 0));
+      driver.request_start(job);
+    }
+    static_cast<void>(driver.take_grants());
+  }
+  always_start policy;
+  fixed_clock clock;
+  policy_driver driver{policy, clock, 2};
+};
+
+TEST(PolicyDriverMemoryWaits, AWaitIsWorthItWhileAnotherIterationRuns) {
+  two_running run;
+  EXPECT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(1, false), verdict::keep_waiting);
+}
+
+TEST(PolicyDriverMemoryWaits, WhenBothWaitTheLatestToWaitRestarts) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);  // 2 runs
+  EXPECT_EQ(run.driver.memory_wait(2, true), verdict::restart_iteration);
+  // 2 lets go: its regions are coming back, so 1 waits for them.
+  EXPECT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+}
+
+TEST(PolicyDriverMemoryWaits, OneThatCanRestartLetsGoBeforeALaterOneThatCannot) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  // 2, in its backward pass say, waits last but cannot restart: 1 lets go.
+  EXPECT_EQ(run.driver.memory_wait(2, false), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(1, true), verdict::restart_iteration);
+}
+
+TEST(PolicyDriverMemoryWaits, WhenNoneCanRestartTheLatestToWaitGivesUp) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, false), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(2, false), verdict::give_up);
+}
+
+TEST(PolicyDriverMemoryWaits, AnIterationAloneGivesUpUnlessABudgetChangeIsToCome) {
+  two_running run;
+  run.driver.finish_iteration(1, {});
+  EXPECT_EQ(run.driver.memory_wait(2, true), verdict::give_up);
+  run.driver.set_budget_schedule({{5.0, 1000}}, [](std::size_t) {});
+  EXPECT_EQ(run.driver.memory_wait(2, true), verdict::keep_waiting);
+}
+
+TEST(PolicyDriverMemoryWaits, ARestartEndsTheIterationAsRestartedAndTheJobStartsItAgain) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  ASSERT_EQ(run.driver.memory_wait(2, true), verdict::restart_iteration);
+  run.driver.restart_iteration(2, {});
+  ASSERT_EQ(run.policy.ends.size(), 1u);
+  EXPECT_EQ(run.policy.ends[0].job, 2u);
+  EXPECT_TRUE(run.policy.ends[0].restarted);
+  // Job 2 runs no more: job 1 is alone, and nothing will change for it.
+  EXPECT_EQ(run.driver.memory_wait(1, true), verdict::give_up);
+  run.driver.request_start(2);
+  ASSERT_EQ(run.driver.take_grants().size(), 1u);
+  // Running again and not waiting: job 1's wait is worth it.
+  EXPECT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+}
+
+}  // namespace
+}  // namespace tandem::schedule
