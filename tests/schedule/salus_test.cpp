@@ -359,6 +359,27 @@ TEST(Salus, AnIterationThatOutgrowsItsLaneMovesAtItsBoundary) {
   EXPECT_TRUE(p.lanes().safe());
 }
 
+// Regression (srtf, the 100-job trace at 8 GiB: 41 jobs failed as a stall): a probe came out
+// too large for the lane and stayed outside it, holding its persistent memory. The lane's next
+// job (by SRTF) then no longer fitted beside it while another member did; the job outside waited
+// for that member, which was not the lane's next, and nothing ever started again.
+TEST(Salus, AJobOutsideTheLanesRunsAloneWhenTheLanesNextJobCannotStart) {
+  salus_policy p(100 * MiB, salus_discipline::srtf);
+  test_job probed{1, 0, 3, 1.0, mib(30, 10)};
+  probed.need_known = false;
+  // One lane of 70 for both (5 + 5 + 70 <= 100), before the probe's 30 persistent are known:
+  // then 30 + 5 + 70 > 100 for the lane's next job (job 2), while job 3 would fit (30 + 5 + 20).
+  const std::vector<test_job> jobs{probed, {2, 0, 4, 1.0, mib(5, 70)}, {3, 0, 4, 1.0, mib(5, 20)}};
+  const auto out = drive(p, jobs);
+  ASSERT_FALSE(out.stalled);
+  EXPECT_EQ(out.end_s.size(), jobs.size());
+  EXPECT_LE(out.most_committed, 100 * MiB);
+  // The probed job went first and ran its iterations alone, then the lane's jobs.
+  ASSERT_FALSE(out.starts.empty());
+  EXPECT_EQ(out.starts.front(), 1U);
+  EXPECT_LT(out.end_s.at(1), out.end_s.at(2));
+}
+
 TEST(Salus, AnInferenceRequestGoesBeforeTrainingInItsLane) {
   salus_policy p(90 * MiB, salus_discipline::pack);
   p.on_arrival(known(1, "train", 0, 10, mib(10, 60)), 0);

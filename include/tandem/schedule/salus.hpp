@@ -42,7 +42,8 @@
 // only while the persistent memory of every built job, the needs of the iterations running and
 // its own need fit the budget. A built job without a lane (its probe or a grown iteration left it
 // out) waits for admission like the others, its persistent memory taken off the capacity the
-// lanes see; once no job holds a lane it runs its iterations alone, so it always finishes.
+// lanes see; whenever no lane's next job can start it runs its iterations alone, so it always
+// finishes.
 
 #include <array>
 #include <cstddef>
@@ -158,6 +159,8 @@ class salus_policy final : public policy,
   /// Whether a probe may go: a job as large as the largest need seen would be admitted now.
   [[nodiscard]] bool probe_may_go() const;
   [[nodiscard]] bool fits_now(const job_state& s) const;
+  /// Whether some lane's next job (by the discipline) fits now.
+  [[nodiscard]] bool a_lane_can_start() const;
   /// The job that goes next alone (a probe or a built job without a lane), if one may.
   [[nodiscard]] std::optional<job_id> next_solo() const;
   /// The member of `l` that goes next by the discipline, among those that want to run.
