@@ -317,6 +317,13 @@ bool salus_policy::probe_may_go() const {
   }
 }
 
+bool salus_policy::goes_out_of_turn(const lane& l, job_id job) const {
+  // Lanes admitted before a job was built outside them need not hold its persistent memory: then
+  // neither the lanes' next jobs nor the job outside (alone, beside every job's persistent memory)
+  // may fit, while another member would. It goes rather than nobody; memory frees as jobs leave.
+  return !anyone_running() && !a_lane_can_start() && next_in_lane(l, true) == job;
+}
+
 bool salus_policy::a_lane_can_start() const {
   // Only a lane's next job may start in it: another member that would fit does not count, or
   // a job outside the lanes would wait for it while the next one waits for memory (srtf on the
@@ -350,7 +357,7 @@ std::optional<job_id> salus_policy::next_solo() const {
   return std::nullopt;
 }
 
-std::optional<job_id> salus_policy::next_in_lane(const lane& l) const {
+std::optional<job_id> salus_policy::next_in_lane(const lane& l, bool fitting_only) const {
   // Training jobs always want the device (they ask again as soon as an iteration ends); an
   // inference job only while a request waits.
   const job_state* request = nullptr;
@@ -360,7 +367,7 @@ std::optional<job_id> salus_policy::next_in_lane(const lane& l) const {
     const auto found = jobs_.find(member);
     if (found == jobs_.end()) continue;
     const job_state& s = found->second;
-    if (s.running) continue;
+    if (s.running || (fitting_only && !fits_now(s))) continue;
     if (s.info.inference) {
       if (s.asking && (request == nullptr || s.asking_since_s < request->asking_since_s)) {
         request = &s;
@@ -520,7 +527,7 @@ decision salus_policy::may_start(job_id job, double now_s) {
     return found != jobs_.end() && found->second.running;
   });
   if (lane_busy) return wait("");
-  if (next_in_lane(l) != job) return wait("");
+  if (next_in_lane(l) != job && !goes_out_of_turn(l, job)) return wait("");
   // After a reorganization the iterations of lanes merged away may still run: start only once
   // everything held and running leaves room (the budget is never promised twice).
   if (!fits_now(s)) return wait("");

@@ -42,8 +42,9 @@
 // only while the persistent memory of every built job, the needs of the iterations running and
 // its own need fit the budget. A built job without a lane (its probe or a grown iteration left it
 // out) waits for admission like the others, its persistent memory taken off the capacity the
-// lanes see; whenever no lane's next job can start it runs its iterations alone, so it always
-// finishes.
+// lanes see; whenever no lane's next job can start it runs its iterations alone. When it does not
+// fit alone either and nothing runs, a lane member that fits goes out of turn: some job always
+// moves, and memory frees as jobs leave.
 
 #include <array>
 #include <cstddef>
@@ -163,8 +164,12 @@ class salus_policy final : public policy,
   [[nodiscard]] bool a_lane_can_start() const;
   /// The job that goes next alone (a probe or a built job without a lane), if one may.
   [[nodiscard]] std::optional<job_id> next_solo() const;
-  /// The member of `l` that goes next by the discipline, among those that want to run.
-  [[nodiscard]] std::optional<job_id> next_in_lane(const lane& l) const;
+  /// The member of `l` that goes next by the discipline, among those that want to run (and, with
+  /// `fitting_only`, fit now).
+  [[nodiscard]] std::optional<job_id> next_in_lane(const lane& l, bool fitting_only = false) const;
+  /// Whether `job`, not its lane's next, starts anyway: nothing runs, no lane's next job fits and
+  /// nobody may go alone, and it is the lane's best member that fits.
+  [[nodiscard]] bool goes_out_of_turn(const lane& l, job_id job) const;
   /// Defragments and admits waiting jobs with known needs, in arrival order (Algorithm 1).
   void admit_waiting();
 
