@@ -289,6 +289,11 @@ bool salus_policy::probing(const std::string& signature) const {
 
 bool salus_policy::probe_may_go() const {
   if (resident_bytes() == 0) return true;  // nothing held: the whole budget is its own
+  // Beside memory held this is a bet: the probe's need is unknown until it has run, and one that
+  // needs more than is left runs out of memory, since what the others hold stays held while it
+  // waits (fair, the 100-job trace at 8 GiB: vgg16's first iteration, 7.44 GiB beside 640 MiB).
+  // Probing only with nothing held would never lose it, but then no two jobs of kinds not seen
+  // yet would share the device (no SRTF preemption for a newcomer of a new kind).
   // Only while a job as large as the largest seen would be admitted now, so that a probed job
   // does not wait outside the lanes holding its persistent memory.
   // A job's need is the one it holds its lane with, else the first of its variants that could fit
