@@ -40,9 +40,13 @@
 //
 // The budget stays a hard guarantee even while lanes are being reorganized: an iteration starts
 // only while the persistent memory of every built job, the needs of the iterations running and
-// its own need fit the budget. A built job without a lane (its probe or a grown iteration left it
-// out) waits for admission like the others, its persistent memory taken off the capacity the
-// lanes see; once no job holds a lane it runs its iterations alone, so it always finishes.
+// its own need fit the budget. A probe is the exception: its need is unknown until it has run,
+// and beside the persistent memory of built jobs a job that needs more than is left runs out of
+// memory (probe_may_go); a need given in job_info::need or learned from a twin avoids the probe. A
+// built job without a lane (its probe or a grown iteration left it out) waits for admission like
+// the others, its persistent memory taken off the capacity the lanes see; whenever no lane's next
+// job can start it runs its iterations alone. When it does not fit alone either and nothing runs, a
+// lane member that fits goes out of turn: some job always moves, and memory frees as jobs leave.
 
 #include <array>
 #include <cstddef>
@@ -158,10 +162,16 @@ class salus_policy final : public policy,
   /// Whether a probe may go: a job as large as the largest need seen would be admitted now.
   [[nodiscard]] bool probe_may_go() const;
   [[nodiscard]] bool fits_now(const job_state& s) const;
+  /// Whether some lane's next job (by the discipline) fits now.
+  [[nodiscard]] bool a_lane_can_start() const;
   /// The job that goes next alone (a probe or a built job without a lane), if one may.
   [[nodiscard]] std::optional<job_id> next_solo() const;
-  /// The member of `l` that goes next by the discipline, among those that want to run.
-  [[nodiscard]] std::optional<job_id> next_in_lane(const lane& l) const;
+  /// The member of `l` that goes next by the discipline, among those that want to run (and, with
+  /// `fitting_only`, fit now).
+  [[nodiscard]] std::optional<job_id> next_in_lane(const lane& l, bool fitting_only = false) const;
+  /// Whether `job`, not its lane's next, starts anyway: nothing runs, no lane's next job fits and
+  /// nobody may go alone, and it is the lane's best member that fits.
+  [[nodiscard]] bool goes_out_of_turn(const lane& l, job_id job) const;
   /// Defragments and admits waiting jobs with known needs, in arrival order (Algorithm 1).
   void admit_waiting();
 
