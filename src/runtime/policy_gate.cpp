@@ -170,9 +170,10 @@ void policy_gate::sleep_until(double seconds) {
   if (stopping_) throw run_stopped("stopped while waiting: the run was asked to stop");
 }
 
-schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool restartable) {
+schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool restartable,
+                                                       std::size_t refused_bytes) {
   std::lock_guard lock(mutex_);
-  const auto verdict = driver_.memory_wait(job, restartable);
+  const auto verdict = driver_.memory_wait(job, restartable, refused_bytes);
   if (verdict == schedule::memory_wait_verdict::restart_iteration) restarts_owed_.insert(job);
   return verdict;
 }

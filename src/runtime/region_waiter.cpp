@@ -49,14 +49,14 @@ void region_waiter::changed() noexcept {
   returns_.notify_all();
 }
 
-bool region_waiter::wait_for_regions(memory::job_id job, std::size_t) {
+bool region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes) {
   if (gate_.stop_requested()) {
     throw run_stopped("stopped while waiting for regions: the run was asked to stop");
   }
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
-  switch (gate_.memory_wait(job, restartable_scope::here())) {
+  switch (gate_.memory_wait(job, restartable_scope::here(), bytes)) {
     case schedule::memory_wait_verdict::keep_waiting:
       break;
     case schedule::memory_wait_verdict::restart_iteration:

@@ -61,23 +61,26 @@ class trainer {
   double step(std::int64_t iteration, sequence_recording* recording = nullptr) {
     torch::Tensor loss;
     if (recording != nullptr) recording->begin(model_->module(), *optimizer_);
+    // The forward and backward passes can be cut short and run again (iteration_restarted):
+    // they change nothing but the buffers, saved first, and the gradients, dropped on a roll
+    // back. Not the update: some weights may have changed already.
+    std::optional<restartable_scope> restartable;
+    if (buffers_.save(model_->module())) restartable.emplace();
     {
+      now_ = stage::forward;
       torch_support::kind_scope forward(alloc_kind::feature_map);
-      // The forward pass can be cut short and run again (iteration_restarted): it changes
-      // nothing but the buffers, saved first, and its graph dies with its tensors. Not the
-      // backward pass (libtorch keeps a half-run graph in the thread's ready queue) nor the
-      // update (some weights changed already).
-      std::optional<restartable_scope> restartable;
-      if (buffers_.save(model_->module())) restartable.emplace();
       const auto batch =
           model_->make_batch(spec_.batch_size, batch_seed_ + static_cast<std::uint64_t>(iteration));
       loss = model_->loss(model_->forward(batch.input), batch.target);
     }
     {
+      now_ = stage::backward;
       torch_support::kind_scope backward(alloc_kind::gradient);
       if (recording != nullptr) recording->recorder().enter(footprint::phase::backward);
       loss.backward();
     }
+    restartable.reset();
+    now_ = stage::update;
     {
       if (recording != nullptr) recording->recorder().enter(footprint::phase::optimizer);
       // The optimizer makes its state (momentum, Adam's moments) on the first step: that
@@ -90,16 +93,24 @@ class trainer {
     return loss.item<double>();
   }
 
-  /// Undoes a step cut short in its forward pass (the only restartable stretch): its tensors
-  /// are gone with the exception, its buffer updates are undone here.
-  void roll_back() { buffers_.restore(); }
+  /// Undoes a step cut short in its forward or backward pass: its tensors are gone with the
+  /// exception, but for a backward pass's half-run graph, which libtorch keeps in the thread's
+  /// ready queue until the thread ends; its buffer updates and gradients are undone here.
+  /// Returns whether such a graph was left behind.
+  [[nodiscard]] bool roll_back() {
+    buffers_.restore();
+    for (auto& parameter : model_->parameters()) parameter.mutable_grad() = torch::Tensor();
+    return now_ == stage::backward;
+  }
 
  private:
+  enum class stage { forward, backward, update };
   const job_spec& spec_;
   std::unique_ptr<models::model> model_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::uint64_t batch_seed_;
   buffer_snapshot buffers_;
+  stage now_ = stage::forward;
 };
 
 /// An inference job's model: forward passes without gradients, the module in eval mode (batch
@@ -161,25 +172,51 @@ std::unique_ptr<Model> build_in_grant(const job_spec& spec, const models::model_
   return model;
 }
 
-/// A training job's loop: forward, backward and update, back to back as the policy allows.
-void train_iterations(const job_spec& spec, const models::model_options& model_options,
-                      memory::job_id id, training_context& context, iteration_runner& runner,
-                      job_progress& progress, job_result& result) {
-  auto& gate = context.gate;
+/// A training job's model and executors, which outlive the job's threads: a backward pass cut
+/// short leaves its half-run graph in the thread's autograd ready queue, so the job goes on
+/// on a fresh thread (train()) and the old one takes the graph with it.
+struct training_loop {
   std::unique_ptr<trainer> job;
   // Destroyed before the model: an iteration cut short leaves copies under way, which the
   // executor waits for before the memory they touch can go back to the pool.
   std::optional<planned_training> planned;
-  if (spec.planner) {
-    planned.emplace(*spec.planner, spec.plan_budget, context.copy_bandwidth, context.pool,
-                    context.monitor, context.copies, id);
-  }
   // Or the policy chooses, iteration by iteration, between the plain iteration and plans.
   std::optional<planned_variants> variants;
-  if (!spec.planner && context.policy_planner) {
-    variants.emplace(*context.policy_planner, context.copy_bandwidth, context.pool, context.monitor,
-                     context.copies, id);
+  bool prepared = false;
+  /// Set when an iteration was cut short in its backward pass: its restart is reported once
+  /// the thread, and the graph it kept, are gone.
+  std::optional<schedule::iteration_report> restart_after_thread;
+
+  void prepare(const job_spec& spec, memory::job_id id, training_context& context) {
+    if (prepared) return;
+    prepared = true;
+    if (spec.planner) {
+      planned.emplace(*spec.planner, spec.plan_budget, context.copy_bandwidth, context.pool,
+                      context.monitor, context.copies, id);
+    }
+    if (!spec.planner && context.policy_planner) {
+      variants.emplace(*context.policy_planner, context.copy_bandwidth, context.pool,
+                       context.monitor, context.copies, id);
+    }
   }
+  /// Frees every tensor the job made; on the job's thread, while the pool knows the job.
+  void release() {
+    variants.reset();
+    planned.reset();
+    job.reset();
+  }
+};
+
+/// A training job's loop: forward, backward and update, back to back as the policy allows.
+/// Returns early, with loop.restart_after_thread set, when the thread must end for a restart.
+void train_iterations(const job_spec& spec, const models::model_options& model_options,
+                      memory::job_id id, training_context& context, iteration_runner& runner,
+                      job_progress& progress, job_result& result, training_loop& loop) {
+  auto& gate = context.gate;
+  loop.prepare(spec, id, context);
+  auto& job = loop.job;
+  auto& planned = loop.planned;
+  auto& variants = loop.variants;
   for (;;) {
     progress.now = phase::waiting;
     const double requested_s = gate.now();
@@ -226,10 +263,15 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       recording.reset();
       if (variants) variants->end_iteration();
       if (executes) planned->end_iteration();
-      job->roll_back();
-      gate.restart_iteration(id, runner.abandon(start_s));
-      ++result.restarts;
+      const bool graph_left = job->roll_back();
+      auto cut = runner.abandon(start_s);
       result.unfinished_start_s.reset();
+      if (graph_left) {
+        loop.restart_after_thread = std::move(cut);
+        return;
+      }
+      gate.restart_iteration(id, std::move(cut));
+      ++result.restarts;
       continue;
     }
     const auto& report = *ran;
@@ -313,43 +355,66 @@ void summarize(job_result& result, const job_spec& spec) {
   }
 }
 
-/// The job's work, on the thread train() starts for it: everything libtorch keeps per thread
-/// for this job (the autograd engine's ready queue with the gradients of a backward pass that
+/// What a job keeps from one of its threads to the next (train()): the classifier's table, the
+/// gates, the fault plan's count, the iteration runner and the training loop.
+struct job_life {
+  job_life(const job_spec& spec, memory::job_id id, training_context& context, job_result& result)
+      : groups(context.gate, context.pool, id),
+        runner(spec, id, context, learner(spec), groups, result) {
+    if (auto planned = fault_for(context.faults, spec.name)) {
+      fault.emplace(groups, *planned, context.gate, id);
+    }
+  }
+  /// Kinds learned from a training job's own allocations (Zico §6.2); the phase scopes in
+  /// trainer::step supply the fallback for what it has not learned. An inference job's kinds
+  /// come from its scopes alone (weights persistent, the forward pass's activations feature
+  /// maps): the classifier takes an iteration's peak for the start of backward, and would call
+  /// what a forward-only pass makes after its peak gradients.
+  memory::tensor_classifier* learner(const job_spec& spec) {
+    return spec.kind == job_kind::training ? &classifier : nullptr;
+  }
+  torch_support::allocation_hook& hook() {
+    return fault ? static_cast<torch_support::allocation_hook&>(*fault) : groups;
+  }
+
+  memory::tensor_classifier classifier;
+  group_gate groups;
+  std::optional<fault_hook> fault;
+  iteration_runner runner;
+  training_loop loop;
+};
+
+/// The job's work, on a thread train() starts for it: everything libtorch keeps per thread for
+/// this job (the autograd engine's ready queue with the gradients of a backward pass that
 /// failed, thread-local caches) is destroyed when that thread ends, while the pool still knows
-/// the job. Failures land in `result`.
+/// the job. Failures land in `result`. Returns with life.loop.restart_after_thread set when the
+/// job must go on on a fresh thread.
 void run_job(const job_spec& spec, const models::model_options& model_options, memory::job_id id,
              training_context& context, device::stream& stream, job_progress& progress,
-             job_result& result) noexcept {
-  auto& gate = context.gate;
+             job_result& result, job_life& life) noexcept {
   try {
     // Denormal floats slow CPU kernels by orders of magnitude when a model's values drift
     // towards zero, which would turn a policy comparison into a numerics lottery. The setting
     // is per thread; OpenMP workers, created later from this thread, inherit it.
     at::globalContext().setFlushDenormal(true);
     torch_support::set_intra_op_threads(static_cast<int>(spec.threads));
-    // Kinds learned from a training job's own allocations (Zico §6.2); the phase scopes in
-    // trainer::step supply the fallback for what it has not learned. Outlives the binding.
-    // An inference job's kinds come from its scopes alone (weights persistent, the forward
-    // pass's activations feature maps): the classifier takes an iteration's peak for the start
-    // of backward, and would call what a forward-only pass makes after its peak gradients.
-    memory::tensor_classifier classifier;
-    auto* const learner = spec.kind == job_kind::training ? &classifier : nullptr;
-    group_gate groups(gate, context.pool, id);
-    std::optional<fault_hook> fault;
-    if (auto planned = fault_for(context.faults, spec.name))
-      fault.emplace(groups, *planned, gate, id);
-    torch_support::allocation_hook* hook = &groups;
-    if (fault) hook = &*fault;
-    torch_support::job_binding binding(context.pool, id, stream, learner, hook);
-    iteration_runner runner(spec, id, context, learner, groups, result);
-    // The model lives inside these calls: an exception frees the job's tensors on its way out,
+    torch_support::job_binding binding(context.pool, id, stream, life.learner(spec), &life.hook());
+    // The model lives inside these calls, and is freed here when the job ends, fails or stops,
     // while the pool still knows the job.
-    if (spec.kind == job_kind::inference) {
-      serve_requests(spec, model_options, id, context, runner, progress, result);
-    } else {
-      train_iterations(spec, model_options, id, context, runner, progress, result);
+    try {
+      if (spec.kind == job_kind::inference) {
+        serve_requests(spec, model_options, id, context, life.runner, progress, result);
+      } else {
+        train_iterations(spec, model_options, id, context, life.runner, progress, result,
+                         life.loop);
+        if (life.loop.restart_after_thread) return;
+      }
+    } catch (...) {
+      life.loop.release();
+      throw;
     }
-    result.wait_s += groups.waited_s();
+    life.loop.release();
+    result.wait_s += life.groups.waited_s();
     result.status = job_status::completed;
   } catch (const run_stopped& e) {
     // Asked to stop at a boundary: the iterations measured so far stay in the result.
@@ -424,10 +489,20 @@ job_result train(const job_spec& spec, const models::model_options& model_option
   std::unique_ptr<device::stream> stream;
   try {
     stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
-    // Its own thread, ended before the pool forgets the job: see run_job.
-    std::thread worker(
-        [&] { run_job(spec, model_options, id, context, *stream, progress, result); });
-    worker.join();
+    job_life life(spec, id, context, result);
+    // Its own thread, ended before the pool forgets the job: see run_job. A restart in a
+    // backward pass ends the thread, and with it the half-run graph; the job goes on on a new one.
+    for (;;) {
+      std::thread worker(
+          [&] { run_job(spec, model_options, id, context, *stream, progress, result, life); });
+      worker.join();
+      auto& cut = life.loop.restart_after_thread;
+      if (!cut) break;
+      context.pool.synchronize(id);  // what the graph held is back before the others hear
+      context.gate.restart_iteration(id, std::move(*cut));
+      cut.reset();
+      ++result.restarts;
+    }
   } catch (const std::exception& e) {
     result.status = job_status::failed;
     result.error = std::string("starting the job: ") + e.what();

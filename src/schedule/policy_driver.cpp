@@ -39,7 +39,8 @@ std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_change
   return applied;
 }
 
-memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable) {
+memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
+                                               std::size_t refused_bytes) {
   const auto verdict = judge_memory_wait(job, restartable);
   switch (verdict) {
     case memory_wait_verdict::keep_waiting: {
@@ -50,11 +51,14 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable) {
       break;
     }
     case memory_wait_verdict::restart_iteration:
-      memory_waits_.erase(job);
-      letting_go_.insert(job);
-      break;
     case memory_wait_verdict::give_up:
+      // Its regions are coming back (restarted or failed): until it reports the restart or
+      // leaves, the others wait for them rather than let go too.
       memory_waits_.erase(job);
+      letting_go_[job] = refused_bytes;
+      if (verdict == memory_wait_verdict::restart_iteration && !others_running(job)) {
+        restarting_alone_.insert(job);
+      }
       break;
   }
   return verdict;
@@ -65,12 +69,18 @@ memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartabl
   // A change still to come may raise the budget; an iteration letting go returns its regions.
   if (next_change_ < schedule_.size()) return memory_wait_verdict::keep_waiting;
   if (std::any_of(letting_go_.begin(), letting_go_.end(),
-                  [&](job_id other) { return other != job; })) {
+                  [&](const auto& other) { return other.first != job; })) {
     return memory_wait_verdict::keep_waiting;
   }
-  const bool others_run =
-      std::any_of(running_.begin(), running_.end(), [&](job_id other) { return other != job; });
-  if (!others_run) return memory_wait_verdict::give_up;  // alone: nothing will change
+  if (!others_running(job)) {
+    // Alone: what others hold idle may go when they leave; the policy hears what this one
+    // needs from its restart. Not when nobody else is there, nor when restarting has stopped
+    // getting it further: nothing would change.
+    const bool others_present = present_.size() > (present_.contains(job) ? 1u : 0u);
+    return restartable && others_present && !alone_restarts_spent_.contains(job)
+               ? memory_wait_verdict::restart_iteration
+               : memory_wait_verdict::give_up;
+  }
   // The policy that judges borrows knows best whether the others will move. Otherwise another
   // running iteration that waits neither for regions nor for an event (at a group barrier)
   // will return regions when it ends.
@@ -86,6 +96,16 @@ memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartabl
   // Every running iteration waits for another: one lets go and returns its regions.
   if (iteration_to_let_go(job, restartable) != job) return memory_wait_verdict::keep_waiting;
   return restartable ? memory_wait_verdict::restart_iteration : memory_wait_verdict::give_up;
+}
+
+void policy_driver::forget_alone_restarts(job_id job) {
+  restarting_alone_.erase(job);
+  alone_cut_peak_.erase(job);
+  alone_restarts_spent_.erase(job);
+}
+
+bool policy_driver::others_running(job_id job) const {
+  return std::any_of(running_.begin(), running_.end(), [&](job_id other) { return other != job; });
 }
 
 job_id policy_driver::iteration_to_let_go(job_id asking, bool restartable) const {
@@ -113,6 +133,16 @@ void policy_driver::memory_wait_ended(job_id job) {
 }
 
 void policy_driver::restart_iteration(job_id job, iteration_report report) {
+  // The borrow it was refused ends the curve: the least the iteration needs.
+  if (const auto found = letting_go_.find(job); found != letting_go_.end() && found->second > 0) {
+    report.held.steps.push_back({report.held.duration_s, static_cast<std::int64_t>(found->second)});
+  }
+  if (restarting_alone_.erase(job) > 0) {
+    auto& furthest = alone_cut_peak_[job];
+    const auto reached = report.held.peak();
+    if (reached <= furthest) alone_restarts_spent_.insert(job);
+    furthest = std::max(furthest, reached);
+  }
   report.restarted = true;
   finish_iteration(job, report);
 }
@@ -133,6 +163,7 @@ void policy_driver::depart(job_id job) {
   running_.erase(job);
   memory_waits_.erase(job);
   letting_go_.erase(job);
+  forget_alone_restarts(job);
   policy_.on_departure(job, now());
   apply_limits();
   event(job);
@@ -175,6 +206,7 @@ void policy_driver::finish_iteration(job_id job, const iteration_report& report)
   running_.erase(job);
   memory_waits_.erase(job);
   letting_go_.erase(job);
+  if (!report.restarted) forget_alone_restarts(job);
   policy_.on_iteration_end(job, report, now());
   event(job);
 }

@@ -141,8 +141,12 @@ void salus_policy::on_iteration_end(job_id job, const iteration_report& report, 
   s.running = false;
   s.solo = false;
   if (report.restarted) {
-    // Cut short (policy_driver.hpp, "Memory waits"): it runs again in its lane; what it held
-    // stops at the cut, so no need is learned from it.
+    // Cut short (policy_driver.hpp, "Memory waits"): its curve ends with the borrow it was
+    // refused, so it needs at least that much beyond what it held at its start. A probe thus
+    // learns enough to wait for room instead of starting beside memory that does not leave.
+    const auto& held = report.held;
+    const memory_need least{held.held_at_start, held.peak() - held.held_at_start};
+    s.need = s.need ? larger_of(*s.need, least) : least;
     admit_waiting();
     return;
   }
@@ -296,10 +300,11 @@ bool salus_policy::probing(const std::string& signature) const {
 bool salus_policy::probe_may_go() const {
   if (resident_bytes() == 0) return true;  // nothing held: the whole budget is its own
   // Beside memory held this is a bet: the probe's need is unknown until it has run, and one that
-  // needs more than is left runs out of memory, since what the others hold stays held while it
-  // waits (fair, the 100-job trace at 8 GiB: vgg16's first iteration, 7.44 GiB beside 640 MiB).
-  // Probing only with nothing held would never lose it, but then no two jobs of kinds not seen
-  // yet would share the device (no SRTF preemption for a newcomer of a new kind).
+  // needs more than is left waits alone for memory that stays held (fair, the 100-job trace at
+  // 8 GiB: vgg16's first iteration, 7.44 GiB beside 640 MiB). The driver then restarts it, and
+  // its restart tells its least need (on_iteration_end): it waits for room like any job. Probing
+  // only with nothing held would never lose the bet, but then no two jobs of kinds not seen yet
+  // would share the device (no SRTF preemption for a newcomer of a new kind).
   // Only while a job as large as the largest seen would be admitted now, so that a probed job
   // does not wait outside the lanes holding its persistent memory.
   // A job's need is the one it holds its lane with, else the first of its variants that could fit

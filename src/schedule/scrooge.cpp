@@ -173,8 +173,9 @@ bool scrooge_policy::admits(job_id job) const {
       admission.count_own(least_peak(other));
       continue;
     }
-    // The least iteration it can run: under its smallest plan, when it has plans.
-    const std::size_t peak = least_peak(other);
+    // The least iteration it can run: under its smallest plan, when it has plans; at least what
+    // a restart showed it needs (a newcomer must not take the room it waits for).
+    const std::size_t peak = std::max(least_peak(other), other.restart_need);
     // What each holds between iterations: a running job's transient regions do not count.
     // Between iterations: what it was seen to hold, or its profile's end when the driver has not
     // reported its borrows (a driver without the arbiter, a unit test).
@@ -197,6 +198,8 @@ decision scrooge_policy::may_start(job_id job, double now_s) {
     // A newcomer that is not admitted holds nobody up: it waits for a departure.
     if (!state.admitted && !admits(job)) return wait_for_event(state);
     if (anyone_running_except(job)) return wait_for_event(state);
+    // One that had to restart waits for what the others hold to leave.
+    if (!fits_beside_idle_others(job, state)) return wait_for_event(state);
     state.chosen = variant_alone(job, state);
     return decision::start();
   }
@@ -299,7 +302,28 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
 
 bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) const {
   return (runs_alone(state) || state.trial_wanted != 0) && !state.running && state.first_ask_s &&
-         (state.admitted || admits(job));
+         (state.admitted || admits(job)) && fits_beside_idle_others(job, state);
+}
+
+bool scrooge_policy::fits_beside_idle_others(job_id job, const job_state& state) const {
+  if (state.restart_need == 0) return true;
+  // Waiting helps only while another built job can go on, and leave in the end: when every
+  // other one waits for room too, this one tries, and fails for good if it cannot fit.
+  const bool another_goes_on = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+    return entry.first != job && entry.second.admitted && entry.second.restart_need == 0;
+  });
+  if (!another_goes_on) return true;
+  std::size_t idle = 0;
+  bool others = false;
+  std::lock_guard lock(claims_mutex_);
+  for (const auto& [id, other] : jobs_) {
+    if (id == job) continue;
+    others = true;
+    // Between iterations: what it was seen to hold, or its profile's end (as admits counts).
+    const std::size_t at_end = other.profile ? other.profile->curve.held_at_end() : 0;
+    idle += other.running ? at_end : std::max(at_end, claims_.held(id));
+  }
+  return !others || fits_beside(idle, state.restart_need, budget_);
 }
 
 decision scrooge_policy::wait_for_event(job_state& state) {
@@ -348,6 +372,7 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
     // budget fell under them). It runs again alone, as after a missed prediction; what it
     // measured stops at the cut and teaches nothing.
     const bool informed = state.now == phase::informed;
+    state.restart_need = std::max(state.restart_need, report.held.peak());
     claims_.end(job);
     if (informed) {
       state.now = phase::fallback;
@@ -357,6 +382,7 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
     return;
   }
   state.stats.iterations += 1;
+  state.restart_need = 0;
   usage_curve observed = report.held;
   if (observed.duration_s <= 0) observed.duration_s = report.end_s - report.start_s;
   const bool exceeded = claims_.exceeded_claim(job);

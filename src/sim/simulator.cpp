@@ -542,7 +542,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       // cannot.
       const bool in_build = run.now == stage::waiting ||
                             (run.now == stage::blocked && run.blocked_from == stage::waiting);
-      const auto verdict = driver_.memory_wait(run.id, !in_build);
+      const auto verdict = driver_.memory_wait(run.id, !in_build, bytes);
       if (verdict == schedule::memory_wait_verdict::keep_waiting) {
         if (run.now != stage::blocked) {
           run.blocked_order = next_blocked_order_++;

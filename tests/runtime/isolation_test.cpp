@@ -165,15 +165,16 @@ TEST(Isolation, AJobThatRunsOutOfMemoryLeavesItsNeighbourAsItWouldBeAlone) {
 
 // An iteration that lets go (as when every running iteration waits for another) runs again
 // from where it began: the job that restarted and its neighbour compute what they compute alone.
-// The restart strikes at the first allocation of a forward pass at or after the point; the
-// ResNet's batch-norm statistics, which the cut forward pass updated, are put back.
-TEST(Isolation, AnIterationRestartedInItsForwardPassLeavesEveryLossAsAlone) {
+// The restart strikes at the first allocation of a forward or backward pass at or after the
+// point; the ResNet's batch-norm statistics, which the cut pass updated, are put back, and a
+// backward pass's half-run graph goes with the job's thread (it goes on on a new one).
+TEST(Isolation, AnIterationRestartedInItsForwardOrBackwardPassLeavesEveryLossAsAlone) {
   const std::vector<job_plan> jobs = {{"resnet", 3, 4, 0, 1, false}, {"lm", 2, 6, 0, 2, true}};
   for (std::size_t restarting = 0; restarting < jobs.size(); ++restarting) {
     const auto& name = jobs[restarting].name;
     const auto allocations = static_cast<double>(solo(jobs[restarting]).allocations);
     for (const auto* policy : {"exclusive", "scrooge", "nodegroup", "srtf"}) {
-      for (const auto share : {0.3, 0.6}) {
+      for (const auto share : {0.3, 0.45, 0.6, 0.75}) {
         const auto point = static_cast<std::size_t>(share * allocations);
         SCOPED_TRACE(std::string(policy) + ", " + name + " restarts at allocation " +
                      std::to_string(point));

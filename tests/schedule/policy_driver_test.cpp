@@ -24,11 +24,12 @@ class always_start final : public policy {
   [[nodiscard]] std::string_view name() const override { return "always"; }
   [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
   void on_iteration_end(job_id job, const iteration_report& report, double) override {
-    ends.push_back({job, report.restarted});
+    ends.push_back({job, report.restarted, report.held.peak()});
   }
   struct end {
     job_id job;
     bool restarted;
+    std::size_t peak_held;
   };
   std::vector<end> ends;
 };
@@ -73,14 +74,55 @@ TEST(PolicyDriverMemoryWaits, WhenNoneCanRestartTheLatestToWaitGivesUp) {
   two_running run;
   ASSERT_EQ(run.driver.memory_wait(1, false), verdict::keep_waiting);
   EXPECT_EQ(run.driver.memory_wait(2, false), verdict::give_up);
+  // Until 2 has left, its regions are coming back: 1 waits for them rather than fail too.
+  EXPECT_EQ(run.driver.memory_wait(1, false), verdict::keep_waiting);
+  run.driver.depart(2);
+  EXPECT_EQ(run.driver.memory_wait(1, false), verdict::give_up);  // alone now
 }
 
-TEST(PolicyDriverMemoryWaits, AnIterationAloneGivesUpUnlessABudgetChangeIsToCome) {
+TEST(PolicyDriverMemoryWaits, AnIterationAloneWaitsOnlyForABudgetChangeToCome) {
   two_running run;
-  run.driver.finish_iteration(1, {});
-  EXPECT_EQ(run.driver.memory_wait(2, true), verdict::give_up);
+  run.driver.finish_iteration(1, {});  // 1 idle now
   run.driver.set_budget_schedule({{5.0, 1000}}, [](std::size_t) {});
   EXPECT_EQ(run.driver.memory_wait(2, true), verdict::keep_waiting);
+}
+
+TEST(PolicyDriverMemoryWaits, AnIterationAloneBesideIdleJobsRestartsWhileItGetsFurther) {
+  {
+    two_running run;
+    run.driver.finish_iteration(1, {});
+    EXPECT_EQ(run.driver.memory_wait(2, false), verdict::give_up);  // cannot restart
+  }
+  {
+    two_running run;
+    run.driver.depart(1);
+    EXPECT_EQ(run.driver.memory_wait(2, true), verdict::give_up);  // nobody else there
+  }
+  two_running run;
+  run.driver.finish_iteration(1, {});
+  // 1's memory may go when it leaves: 2 restarts, and its report ends with what it was refused.
+  ASSERT_EQ(run.driver.memory_wait(2, true, 100), verdict::restart_iteration);
+  iteration_report cut;
+  cut.held.held_at_start = 40;
+  cut.held.duration_s = 1;
+  run.driver.restart_iteration(2, cut);
+  ASSERT_EQ(run.policy.ends.size(), 2u);
+  EXPECT_TRUE(run.policy.ends[1].restarted);
+  EXPECT_EQ(run.policy.ends[1].peak_held, 140u);
+  // Further this time (1 may have shrunk): it may restart again.
+  run.driver.request_start(2);
+  ASSERT_EQ(run.driver.take_grants().size(), 1u);
+  ASSERT_EQ(run.driver.memory_wait(2, true, 200), verdict::restart_iteration);
+  run.driver.restart_iteration(2, cut);
+  EXPECT_EQ(run.policy.ends.back().peak_held, 240u);
+  // No further than before (140 <= 240): waiting did not help, so the next time it gives up.
+  run.driver.request_start(2);
+  ASSERT_EQ(run.driver.take_grants().size(), 1u);
+  ASSERT_EQ(run.driver.memory_wait(2, true, 100), verdict::restart_iteration);
+  run.driver.restart_iteration(2, cut);
+  run.driver.request_start(2);
+  ASSERT_EQ(run.driver.take_grants().size(), 1u);
+  EXPECT_EQ(run.driver.memory_wait(2, true), verdict::give_up);
 }
 
 TEST(PolicyDriverMemoryWaits, ARestartEndsTheIterationAsRestartedAndTheJobStartsItAgain) {
@@ -91,8 +133,6 @@ TEST(PolicyDriverMemoryWaits, ARestartEndsTheIterationAsRestartedAndTheJobStarts
   ASSERT_EQ(run.policy.ends.size(), 1u);
   EXPECT_EQ(run.policy.ends[0].job, 2u);
   EXPECT_TRUE(run.policy.ends[0].restarted);
-  // Job 2 runs no more: job 1 is alone, and nothing will change for it.
-  EXPECT_EQ(run.driver.memory_wait(1, true), verdict::give_up);
   run.driver.request_start(2);
   ASSERT_EQ(run.driver.take_grants().size(), 1u);
   // Running again and not waiting: job 1's wait is worth it.

@@ -18,7 +18,7 @@ struct injected_fault {
     out_of_memory,  ///< the allocation is refused as the pool refuses one (out_of_memory_error)
     error,          ///< an exception, as a failing operator or a bug in the job's code throws
     /// Not a failure: the iteration lets go at this allocation, or at the first after it where
-    /// it can (its forward pass), as when every running iteration waits for another
+    /// it can (its forward or backward pass), as when every running iteration waits for another
     /// (schedule/policy_driver.hpp, "Memory waits"); it runs again and the job goes on.
     restart,
   };

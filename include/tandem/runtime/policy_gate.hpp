@@ -108,11 +108,13 @@ class policy_gate {
   /// run_stopped as soon as stop() is called, so that no job sleeps through a stop.
   void sleep_until(double seconds);
 
-  /// Memory waits (policy_driver.hpp): `job`'s allocation found no memory; `restartable`:
+  /// Memory waits (policy_driver.hpp): `job`'s allocation of `refused_bytes` found no memory;
+  /// `restartable`:
   /// whether its iteration can be rolled back here. On keep_waiting it waits for regions (and
   /// is counted as waiting until memory_wait_ended); on restart_iteration the gate notes that
   /// the job owes a restart_iteration.
-  [[nodiscard]] schedule::memory_wait_verdict memory_wait(memory::job_id job, bool restartable);
+  [[nodiscard]] schedule::memory_wait_verdict memory_wait(memory::job_id job, bool restartable,
+                                                          std::size_t refused_bytes);
   void memory_wait_ended(memory::job_id job) noexcept;
   /// Whether `job` was told to restart its iteration and has not reported it yet: its thread
   /// asks when an iteration throws, since libtorch may rethrow iteration_restarted as its own

@@ -2,10 +2,9 @@
 // Marks, on a job's own thread, the stretch of an iteration that the job can roll back to the
 // iteration's start: a memory wait there may end with iteration_restarted (policy_gate.hpp)
 // instead of failing the job when every running iteration waits for another
-// (schedule/policy_driver.hpp, "Memory waits"). Outside such a stretch (the model's build, a
-// backward pass whose half-run graph libtorch keeps in the thread's ready queue, an optimizer
-// step that has changed some weights, a user's loop) nothing is marked and the wait is judged
-// as one that cannot restart.
+// (schedule/policy_driver.hpp, "Memory waits"). A training job marks its forward and backward
+// passes; outside them (the model's build, an optimizer step that has changed some weights, a
+// user's loop) nothing is marked and the wait is judged as one that cannot restart.
 
 namespace tandem::runtime {
 

@@ -38,8 +38,11 @@
 // iteration's start and ask to start it again: a restarted iteration, reported with
 // iteration_report::restarted), so that a misprediction costs time and never a job. Only when
 // none of the waiting iterations can restart (the runtime's in their backward pass or optimizer
-// step) does the latest to wait fail, and an iteration that waits alone fails too: nothing
-// will change for it.
+// step) does the latest to wait fail. An iteration that waits alone restarts when other jobs
+// are present (their memory may go when they leave; the restarted iteration's report ends with
+// the borrow it was refused, so that the policy knows what it needs at least beside them) and
+// fails when nobody else is there, or when its previous cut got no further than the one before
+// it: then waiting for the others has not helped, and restarting again would loop.
 //
 // Not thread-safe: the executor serializes calls (the runtime under one mutex; the simulator is
 // single-threaded). Grants are queued, not delivered by callback, so that an executor reacting
@@ -141,9 +144,12 @@ class policy_driver {
 
   /// After a region borrow of running `job` was refused: whether it should wait and ask again
   /// (it counts as waiting for regions until memory_wait_ended), restart its iteration (it
-  /// owes a restart_iteration, and until then the others wait for its regions), or fail as out
-  /// of memory (see above). `restartable`: whether its executor can restart the iteration here.
-  [[nodiscard]] memory_wait_verdict memory_wait(job_id job, bool restartable);
+  /// owes a restart_iteration), or fail as out of memory (see above); after either of the last
+  /// two the others wait for its regions until it restarts or departs. `restartable`: whether
+  /// its executor can restart the iteration here.
+  /// `refused_bytes`: the borrow refused, which a restarted iteration's report ends with.
+  [[nodiscard]] memory_wait_verdict memory_wait(job_id job, bool restartable,
+                                                std::size_t refused_bytes = 0);
   void memory_wait_ended(job_id job);
   /// `job` let go of its iteration (a restart_iteration verdict): the iteration ends as
   /// restarted (an event; `report` measured up to the cut, with restarted set) and the job asks
@@ -191,12 +197,21 @@ class policy_driver {
     bool restartable = false;
   };
   [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable) const;
+  [[nodiscard]] bool others_running(job_id job) const;
+  void forget_alone_restarts(job_id job);
   /// The running iteration that lets go when every running one waits: `asking` (with
   /// `restartable`) among those waiting for regions.
   [[nodiscard]] job_id iteration_to_let_go(job_id asking, bool restartable) const;
 
   std::map<job_id, memory_waiter> memory_waits_;  // waiting for regions
-  std::set<job_id> letting_go_;                   // told to restart, not yet restarted
+  // Told to restart or give up, not yet restarted or gone: the borrow it was refused.
+  std::map<job_id, std::size_t> letting_go_;
+  // Restarted while running alone, since its last whole iteration: how far its latest cut got
+  // (its report's peak), and whether that was no further than the one before (then the next
+  // time it waits alone fails: it makes no progress).
+  std::set<job_id> restarting_alone_;
+  std::map<job_id, std::size_t> alone_cut_peak_;
+  std::set<job_id> alone_restarts_spent_;
   std::uint64_t next_memory_wait_ = 0;
 
   std::size_t arrived_ = 0;

@@ -41,8 +41,9 @@
 // The budget stays a hard guarantee even while lanes are being reorganized: an iteration starts
 // only while the persistent memory of every built job, the needs of the iterations running and
 // its own need fit the budget. A probe is the exception: its need is unknown until it has run,
-// and beside the persistent memory of built jobs a job that needs more than is left runs out of
-// memory (probe_may_go); a need given in job_info::need or learned from a twin avoids the probe. A
+// and beside the persistent memory of built jobs one that needs more than is left gets stuck and
+// restarts (probe_may_go), learning its least need; a need given in job_info::need or learned from
+// a twin avoids the probe. A
 // built job without a lane (its probe or a grown iteration left it out) waits for admission like
 // the others, its persistent memory taken off the capacity the lanes see; whenever no lane's next
 // job can start it runs its iterations alone. When it does not fit alone either and nothing runs, a

@@ -129,6 +129,9 @@ class scrooge_policy final : public policy,
     // it is measured, and its predicted length alone. Empty: never offered.
     std::vector<std::shared_ptr<const indexed_curve>> variants;
     std::vector<double> variant_s;
+    // The least an iteration of it needs, from one that had to restart: until it runs whole,
+    // it starts alone only when that fits beside what the others hold between iterations.
+    std::size_t restart_need = 0;
     std::vector<bool> measured;       // by variant: an iteration of it has been measured
     bool trial = false;               // the iteration under way is its variant's first: alone
     std::size_t trial_wanted = 0;     // a plan never run that was the best: it runs alone next
@@ -154,6 +157,9 @@ class scrooge_policy final : public policy,
   /// Whether `job` has asked to run an iteration alone (profiling or fallback) and will once the
   /// running iterations end: an informed job must not start before it, or it could starve.
   [[nodiscard]] bool waits_to_run_alone(job_id job, const job_state& state) const;
+  /// Whether `job`'s iteration alone fits beside what every other job holds between
+  /// iterations, as far as it is known (always, with nobody else present or no need known).
+  [[nodiscard]] bool fits_beside_idle_others(job_id job, const job_state& state) const;
   /// Counts a wait for another job's iteration end and says so.
   [[nodiscard]] static decision wait_for_event(job_state& state);
   /// The informed decision: the iteration claims' admission, then the TimeShift, for each
