@@ -1,0 +1,49 @@
+#pragma once
+// The exact planner's (optimal_planner.cpp) integer program: binary and continuous columns, rows
+// of at most a right-hand side, minimized by COIN-OR CBC within a time limit. CBC stays behind
+// this class, so the settings it solves under are chosen in one place.
+
+#include <memory>
+#include <vector>
+
+namespace tandem::footprint::detail {
+
+/// A row as index/value pairs.
+struct row {
+  std::vector<int> columns;
+  std::vector<double> values;
+  void add(int column, double value) {
+    if (column < 0 || value == 0) return;
+    columns.push_back(column);
+    values.push_back(value);
+  }
+};
+
+class integer_program {
+ public:
+  integer_program();
+  ~integer_program();
+  integer_program(const integer_program&) = delete;
+  integer_program& operator=(const integer_program&) = delete;
+
+  /// A column in {0, 1} costing `cost` when 1; returns its index.
+  int binary(double cost);
+  /// A column in [lower, upper] costing `cost` per unit; returns its index.
+  int continuous(double lower, double upper, double cost);
+  /// The row's sum is at most `rhs`; an empty row is dropped.
+  void at_most(row r, double rhs);
+
+  /// Solves within `seconds`; false when no feasible solution was found.
+  bool solve(double seconds, double gap);
+  [[nodiscard]] double value(int column) const;
+  [[nodiscard]] double objective() const;
+  [[nodiscard]] double bound() const;
+  [[nodiscard]] bool proven_optimal() const;
+
+ private:
+  struct solver;  // CBC's model, behind its C interface
+  std::unique_ptr<solver> solver_;
+  int columns_ = 0;
+};
+
+}  // namespace tandem::footprint::detail
