@@ -25,6 +25,9 @@
 // most. The plan carries the program's objective and bound and the predicted time
 // (plan::search). Without a budget (0) or with one the program cannot meet, it first finds the
 // least peak it can reach (a continuous P replacing B, minimized), then the fastest plan there.
+// A solve that finds nothing in its time (or whose CBC died: integer_program.hpp) counts as
+// one the program cannot meet; when no solve finds anything, the plan retains every tensor and
+// has no objective or bound.
 
 #include <algorithm>
 #include <chrono>
