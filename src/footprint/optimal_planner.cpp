@@ -25,8 +25,9 @@
 // most. The plan carries the program's objective and bound and the predicted time
 // (plan::search). Without a budget (0) or with one the program cannot meet, it first finds the
 // least peak it can reach (a continuous P replacing B, minimized), then the fastest plan there.
-
-#include <Cbc_C_Interface.h>
+// A solve that finds nothing in its time (or whose CBC died: integer_program.hpp) counts as
+// one the program cannot meet; when no solve finds anything, the plan retains every tensor and
+// has no objective or bound.
 
 #include <algorithm>
 #include <chrono>
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "action_space.hpp"
+#include "integer_program.hpp"
 #include "planner_options.hpp"
 #include "planner_support.hpp"
 #include "tandem/common/error.hpp"
@@ -62,59 +64,6 @@ struct ip_result {
   std::size_t least_peak_bytes = 0;  ///< when minimizing the peak
 };
 
-/// A row as index/value pairs.
-struct row {
-  std::vector<int> columns;
-  std::vector<double> values;
-  void add(int column, double value) {
-    if (column < 0 || value == 0) return;
-    columns.push_back(column);
-    values.push_back(value);
-  }
-};
-
-class program {
- public:
-  program() : model_(Cbc_newModel()) { Cbc_setLogLevel(model_, 0); }
-  ~program() { Cbc_deleteModel(model_); }
-  program(const program&) = delete;
-  program& operator=(const program&) = delete;
-
-  int binary(double cost) {
-    Cbc_addCol(model_, "", 0, 1, cost, 1, 0, nullptr, nullptr);
-    return columns_++;
-  }
-  int continuous(double lower, double upper, double cost) {
-    Cbc_addCol(model_, "", lower, upper, cost, 0, 0, nullptr, nullptr);
-    return columns_++;
-  }
-  void at_most(row r, double rhs) {
-    if (r.columns.empty()) return;
-    Cbc_addRow(model_, "", static_cast<int>(r.columns.size()), r.columns.data(), r.values.data(),
-               'L', rhs);
-  }
-
-  /// Solves within `seconds`; false when no feasible solution was found.
-  bool solve(double seconds, double gap) {
-    Cbc_setMaximumSeconds(model_, std::max(seconds, 0.01));
-    Cbc_setAllowableFractionGap(model_, gap);
-    Cbc_setParameter(model_, "threads", "1");         // deterministic, and the machine is shared
-    Cbc_setParameter(model_, "timeMode", "elapsed");  // the limit is wall-clock seconds
-    Cbc_setParameter(model_, "preprocess", "off");
-    Cbc_solve(model_);
-    return Cbc_getColSolution(model_) != nullptr && !Cbc_isProvenInfeasible(model_) &&
-           Cbc_numberSavedSolutions(model_) > 0;
-  }
-  [[nodiscard]] double value(int column) const { return Cbc_getColSolution(model_)[column]; }
-  [[nodiscard]] double objective() const { return Cbc_getObjValue(model_); }
-  [[nodiscard]] double bound() const { return Cbc_getBestPossibleObjValue(model_); }
-  [[nodiscard]] bool proven_optimal() const { return Cbc_isProvenOptimal(model_) != 0; }
-
- private:
-  Cbc_Model* model_;
-  int columns_ = 0;
-};
-
 /// Builds and solves the program of `space` for `budget` bytes (0: minimize the peak).
 ip_result solve_program(const action_space& space, std::size_t budget, double seconds, double gap) {
   const auto& cs = space.candidates();
@@ -125,7 +74,7 @@ ip_result solve_program(const action_space& space, std::size_t budget, double se
   const bool minimize_peak = budget == 0;
   const double memory_scale = static_cast<double>(minimize_peak ? vanilla_peak : budget);
 
-  program ip;
+  integer_program ip;
   std::vector<int> swap(cs.size(), -1);
   std::vector<int> rerun(cs.size(), -1);
   // Objective in vanilla iterations; the peak (when minimized) dominates by far.

@@ -1,0 +1,58 @@
+// The exact planner's integer program (src/footprint/integer_program.hpp): CBC never takes the
+// process down (Note [CBC in a child process]).
+
+#include "../../src/footprint/integer_program.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tandem/footprint/cost_model.hpp"
+#include "tandem/footprint/plan.hpp"
+#include "tandem/footprint/planner.hpp"
+#include "tandem/sim/gpu_spec.hpp"
+#include "tandem/sim/sequence_generator.hpp"
+
+namespace tandem::footprint::detail {
+namespace {
+
+// Clp crunches an LP to its unfixed part and, built with assertions, aborts on one of two rows
+// and two columns. Here the relaxation is fractional (a = 1, b = 2/3), so branch and bound
+// resolves the 2x2 program itself, off crunch.
+TEST(IntegerProgram, BranchesOnATwoByTwoProgramWithoutAborting) {
+  integer_program ip;
+  const int a = ip.binary(-2);
+  const int b = ip.binary(1);
+  row singleton;  // a row crunch moves into b's bounds
+  singleton.add(b, 2);
+  ip.at_most(singleton, 2);
+  row a_needs_b;  // 2a <= 3b
+  a_needs_b.add(a, 2);
+  a_needs_b.add(b, -3);
+  ip.at_most(a_needs_b, 0);
+
+  ASSERT_TRUE(ip.solve(5, 1e-4));
+  EXPECT_TRUE(ip.proven_optimal());
+  EXPECT_NEAR(ip.objective(), -1, 1e-9);
+  EXPECT_NEAR(ip.value(a), 1, 1e-9);
+  EXPECT_NEAR(ip.value(b), 1, 1e-9);
+}
+
+// SqueezeNet's program at batch 4096 and 60% of its peak (tandem_planner_gap's case) makes one of
+// CBC's heuristics presolve a sub-program down to two rows and crunch it: CBC 2.10.8 with Clp
+// 1.17.6 aborts there, about two seconds in. The planner still gets a plan, from the solve
+// tried again without heuristics.
+TEST(IntegerProgram, APlanSurvivesCbcAbortingInAHeuristicsSubProgram) {
+  const sim::model_request request{"squeezenet", 4096, {{"image_side", 32}, {"classes", 10}}};
+  const auto& gpu = sim::find_gpu("2080ti");
+  const auto sequence = sim::generate_access_sequence(request, gpu);
+  const cost_options costs{.copy_bandwidth = gpu.pcie_bandwidth};
+  const auto vanilla = predict(sequence, plan{}, costs);
+  const auto budget = static_cast<std::size_t>(static_cast<double>(vanilla.peak_bytes) * 0.6);
+
+  const auto p = make_planner("optimal:time_limit=5")->make_plan(sequence, {budget, costs});
+  EXPECT_NO_THROW(validate(p, sequence));
+  ASSERT_TRUE(p.search && p.search->objective_s);
+  EXPECT_LT(predict(sequence, p, costs).peak_bytes, vanilla.peak_bytes);
+}
+
+}  // namespace
+}  // namespace tandem::footprint::detail
