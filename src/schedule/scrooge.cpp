@@ -165,6 +165,14 @@ bool scrooge_policy::someone_runs_alone() const {
   });
 }
 
+std::size_t scrooge_policy::idle_held(job_id job, const job_state& state) const {
+  // What it holds between iterations: a running job's transient regions do not count. What it
+  // was seen to hold, or its profile's end when the driver has not reported its borrows (a
+  // driver without the arbiter, a unit test).
+  const std::size_t at_end = state.profile ? state.profile->curve.held_at_end() : 0;
+  return state.running ? at_end : std::max(at_end, claims_.held(job));
+}
+
 bool scrooge_policy::admits(job_id job) const {
   std::lock_guard lock(claims_mutex_);
   newcomer_admission admission;
@@ -176,11 +184,7 @@ bool scrooge_policy::admits(job_id job) const {
     // The least iteration it can run: under its smallest plan, when it has plans; at least what
     // a restart showed it needs (a newcomer must not take the room it waits for).
     const std::size_t peak = std::max(least_peak(other), other.restart_need);
-    // What each holds between iterations: a running job's transient regions do not count.
-    // Between iterations: what it was seen to hold, or its profile's end when the driver has not
-    // reported its borrows (a driver without the arbiter, a unit test).
-    const std::size_t at_end = other.profile ? other.profile->curve.held_at_end() : 0;
-    admission.count(other.running ? at_end : std::max(at_end, claims_.held(id)), peak);
+    admission.count(idle_held(id, other), peak);
   }
   return admission.admits(budget_);
 }
@@ -319,9 +323,7 @@ bool scrooge_policy::fits_beside_idle_others(job_id job, const job_state& state)
   for (const auto& [id, other] : jobs_) {
     if (id == job) continue;
     others = true;
-    // Between iterations: what it was seen to hold, or its profile's end (as admits counts).
-    const std::size_t at_end = other.profile ? other.profile->curve.held_at_end() : 0;
-    idle += other.running ? at_end : std::max(at_end, claims_.held(id));
+    idle += idle_held(id, other);
   }
   return !others || fits_beside(idle, state.restart_need, budget_);
 }
@@ -372,7 +374,10 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
     // budget fell under them). It runs again alone, as after a missed prediction; what it
     // measured stops at the cut and teaches nothing.
     const bool informed = state.now == phase::informed;
-    state.restart_need = std::max(state.restart_need, report.held.peak());
+    // A restart that got no further than the last one was let start on a need that still did
+    // not fit (what the others hold moves a little): it waits for them to leave.
+    const std::size_t reached = report.held.peak();
+    state.restart_need = reached > state.restart_need ? reached : budget_;
     claims_.end(job);
     if (informed) {
       state.now = phase::fallback;

@@ -129,8 +129,9 @@ class scrooge_policy final : public policy,
     // it is measured, and its predicted length alone. Empty: never offered.
     std::vector<std::shared_ptr<const indexed_curve>> variants;
     std::vector<double> variant_s;
-    // The least an iteration of it needs, from one that had to restart: until it runs whole,
-    // it starts alone only when that fits beside what the others hold between iterations.
+    // The least an iteration of it needs, from one that had to restart (the whole budget after
+    // a restart that got no further): until it runs whole, it starts alone only when that fits
+    // beside what the others hold between iterations.
     std::size_t restart_need = 0;
     std::vector<bool> measured;       // by variant: an iteration of it has been measured
     bool trial = false;               // the iteration under way is its variant's first: alone
@@ -160,6 +161,8 @@ class scrooge_policy final : public policy,
   /// Whether `job`'s iteration alone fits beside what every other job holds between
   /// iterations, as far as it is known (always, with nobody else present or no need known).
   [[nodiscard]] bool fits_beside_idle_others(job_id job, const job_state& state) const;
+  /// What `job` holds between iterations; the claims' lock must be held.
+  [[nodiscard]] std::size_t idle_held(job_id job, const job_state& state) const;
   /// Counts a wait for another job's iteration end and says so.
   [[nodiscard]] static decision wait_for_event(job_state& state);
   /// The informed decision: the iteration claims' admission, then the TimeShift, for each
