@@ -259,8 +259,15 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
   for (const auto& [id, other] : jobs_) {
     if (id == job) continue;
     const auto* curve = curve_of(other, other.running ? other.running_variant : other.chosen).get();
-    others_.push_back({curve ? &curve->curve : nullptr, other.running, other.started_s,
-                       curve ? curve->curve.held_at_end() : 0, curve});
+    // Between iterations a job holds what it was seen to hold; a newcomer not built yet holds
+    // nothing, although its offered plans predict its persistent memory.
+    std::size_t between = 0;
+    if (!other.running && other.admitted) {
+      std::lock_guard lock(claims_mutex_);
+      between = idle_held(id, other);
+    }
+    others_.push_back(
+        {curve ? &curve->curve : nullptr, other.running, other.started_s, between, curve});
     if (other.running && curve) {
       running_end_s = std::max(running_end_s, other.started_s + curve->curve.duration_s);
     }

@@ -517,6 +517,24 @@ TEST(ScroogeWithPlans, AJobTooLargeForTheBudgetRunsUnderAPlanInsteadOfBeingRefus
   // Without the offer the same job is refused (AJobWhosePeakExceedsTheBudgetIsRefused...).
 }
 
+TEST(ScroogeWithPlans, ANewcomerNotBuiltYetHoldsNothingInAResidentsTimeShift) {
+  // a is resident (100 between iterations, 500 at its peak). b arrives with plans whose curves
+  // predict 200 of persistent memory and a peak of 600: 100 + 600 does not fit 650, so b is not
+  // admitted and waits for a departure. a must still run: b holds nothing until it is built. (It
+  // once counted b's predicted 200, found 200 + 500 over 650 with nobody running, and every job
+  // of the Salus trace at 8 GiB waited for an event that could not come.)
+  scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
+  policy.on_arrival(job_info::make(1, "a", 0), 0);
+  ASSERT_EQ(policy.may_start(1, 0), decision::start());
+  policy.on_iteration_start(1, 0);
+  policy.on_iteration_end(1, report_of(0, 1, pyramid), 1);
+  const usage_curve big = curve(200, {0.0, 0.1}, 200, {0.8, 0.9}, 200, 1.0);
+  policy.on_arrival(job_info::make(2, "b", 1), 1);
+  policy.offer_variants(2, {{"none", big, 1.0}, {"lean", big, 1.5}});
+  EXPECT_EQ(policy.may_start(2, 1), decision::wait_for_event());  // not admitted
+  EXPECT_EQ(policy.may_start(1, 1), decision::start());
+}
+
 TEST(ScroogeWithPlans, WithoutAnOfferEveryIterationRunsPlain) {
   scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
   profile_both(policy);
