@@ -47,12 +47,26 @@ prepared_profile::prepared_profile(const job_profile& p)
   }
 }
 
+namespace {
+
+std::size_t live_after_steps(const prepared_profile& prepared, std::size_t count) {
+  return prepared.persistent + (count == 0 ? 0 : prepared.live_after[count - 1]);
+}
+
+}  // namespace
+
 std::size_t prepared_profile::live_at(double position) const {
   const auto& steps = profile->steps;
   const auto after = std::upper_bound(steps.begin(), steps.end(), position,
                                       [](double at, const memory_step& s) { return at < s.at_s; });
-  const auto index = static_cast<std::size_t>(after - steps.begin());
-  return persistent + (index == 0 ? 0 : live_after[index - 1]);
+  return live_after_steps(*this, static_cast<std::size_t>(after - steps.begin()));
+}
+
+std::size_t prepared_profile::live_before(double position) const {
+  const auto& steps = profile->steps;
+  const auto at = std::lower_bound(steps.begin(), steps.end(), position,
+                                   [](const memory_step& s, double t) { return s.at_s < t; });
+  return live_after_steps(*this, static_cast<std::size_t>(at - steps.begin()));
 }
 
 }  // namespace tandem::sim::detail

@@ -37,6 +37,8 @@ struct prepared_profile {
 
   /// Live bytes (persistent included) `position` solo seconds into an iteration.
   [[nodiscard]] std::size_t live_at(double position) const;
+  /// The same without the allocations at `position`: where a job waits for the regions of one.
+  [[nodiscard]] std::size_t live_before(double position) const;
 };
 
 }  // namespace tandem::sim::detail

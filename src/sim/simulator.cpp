@@ -719,8 +719,12 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     std::size_t live = 0;
     for (const auto i : active_) {
       const auto& run = runs_[i];
-      if (run.now == stage::running || run.now == stage::at_group || run.now == stage::blocked)
+      // At a group boundary or a refused borrow, the allocation at its position waits.
+      if (run.now == stage::running)
         live += run.prepared->live_at(run.position);
+      else if (run.now == stage::at_group ||
+               (run.now == stage::blocked && run.blocked_from != stage::waiting))
+        live += run.prepared->live_before(run.position);
       else if (run.now == stage::waiting && run.set_up)
         live += run.prepared->persistent;
     }

@@ -10,7 +10,8 @@
 //   plus the largest iteration fits;
 // - spatial and static may fail a job, and then only as out of memory;
 // - a departure mid-iteration is the departing job's alone: the others owe what they owed;
-// - the pool's accounting is never exceeded (peak held within the largest budget).
+// - the pool's accounting is never exceeded (peak held within the largest budget), and the
+//   live tensors counted never exceed the regions held.
 // Real jobs under every policy, with departures mid-iteration, are in
 // tests/runtime/isolation_test.cpp; a short real case of this suite is in
 // tests/runtime/session_test.cpp (every registered policy trains).
@@ -157,6 +158,8 @@ TEST_P(PolicyContract, RandomWorkloadsKeepTheContract) {
                          std::to_string(seed) + ", budget " + format_bytes(s.budget);
       ++checked;
       EXPECT_LE(result.peak_reserved_bytes, s.budget) << where;
+      // Tensors live in regions: a job waiting for the regions of an allocation has not made it.
+      EXPECT_LE(result.peak_live_bytes, result.peak_reserved_bytes) << where;
       for (const auto& job : result.jobs) {
         // Progress, whatever the policy: a stall is a bug in the policy.
         EXPECT_EQ(job.error.find("no event to come"), std::string::npos)
