@@ -327,8 +327,16 @@ bool policy_driver::stalled() const {
 }
 
 std::string policy_driver::stall_message(const std::function<std::string(job_id)>& name_of) const {
+  // Every stalled job reports this message: a trace of a hundred would print a hundred names a
+  // hundred times. A few name the case; the count says the rest.
+  constexpr std::size_t named = 6;
   std::string names;
-  for (const auto job : present_) names += (names.empty() ? "" : ", ") + name_of(job);
+  std::size_t listed = 0;
+  for (const auto job : present_) {
+    if (listed++ == named) break;
+    names += (names.empty() ? "" : ", ") + name_of(job);
+  }
+  if (present_.size() > named) names += " and " + std::to_string(present_.size() - named) + " more";
   return "policy '" + std::string(policy_.name()) + "' left every job (" + names +
          ") waiting with no event to come; this is a bug in the policy";
 }

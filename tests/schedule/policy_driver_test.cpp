@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 namespace tandem::schedule {
@@ -137,6 +138,30 @@ TEST(PolicyDriverMemoryWaits, ARestartEndsTheIterationAsRestartedAndTheJobStarts
   ASSERT_EQ(run.driver.take_grants().size(), 1u);
   // Running again and not waiting: job 1's wait is worth it.
   EXPECT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+}
+
+/// Lets nobody start, ever: a policy bug the driver must name.
+class never_start final : public policy {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "never"; }
+  [[nodiscard]] decision may_start(job_id, double) override { return decision::wait_for_event(); }
+};
+
+TEST(PolicyDriverStall, EveryJobWaitingForNoEventIsAStallNamedInOneShortLine) {
+  never_start policy;
+  fixed_clock clock;
+  policy_driver driver{policy, clock, 8};
+  for (job_id job = 1; job <= 8; ++job) {
+    EXPECT_FALSE(driver.stalled());  // a job still to arrive is an event to come
+    driver.arrive(job_info::make(job, "j" + std::to_string(job), 0));
+    driver.request_start(job);
+  }
+  ASSERT_TRUE(driver.stalled());
+  // Each stalled job reports the message: six names and a count, not all eight.
+  const auto message = driver.stall_message([](job_id job) { return "j" + std::to_string(job); });
+  EXPECT_NE(message.find("policy 'never' left every job (j1, j2, j3, j4, j5, j6 and 2 more)"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace
