@@ -9,6 +9,7 @@
 #
 #   bench/report/render.sh [BUILD_DIR] [ROUNDS]     (defaults: build, 5)
 #   WORKLOAD=examples/paper/rhn_gnmt.toml GPU=2080ti bench/report/render.sh build 3
+#   SIM_ARGS="--budget 8GiB --policy-planner tensile" bench/report/render.sh   # plans, waits
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -23,7 +24,8 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"$tandem" sim "$workload" --gpu "$gpu" --policy "$policy" --json "$work/r.json" \
+# shellcheck disable=SC2086  # SIM_ARGS is a list of arguments
+"$tandem" sim "$workload" --gpu "$gpu" --policy "$policy" ${SIM_ARGS:-} --json "$work/r.json" \
   --timeline "$work/t.csv" >/dev/null || [ $? -eq 3 ]
 start=$EPOCHREALTIME
 "$tandem" report "$work/r.json" --timeline "$work/t.csv" --out "$work/report.html" >/dev/null

@@ -31,6 +31,64 @@ nlohmann::json bars_of(const nlohmann::json& log) {
   return bars;
 }
 
+std::size_t bytes_of(const nlohmann::json& entry, const char* key) {
+  const auto found = entry.find(key);
+  return found != entry.end() && found->is_number() ? found->get<std::size_t>() : 0;
+}
+
+/// What a job's iterations did beyond running, flat and sparse (a 100-job trace has 20,000
+/// iterations, most of them plain and never held up): the plans they ran under as runs of
+/// consecutive iterations ([first, count, plan index, ...] into `plans`), their waits mid-way
+/// ([iteration, memory us, group us, ...]), their swap and recompute traffic ([iteration, bytes
+/// out, bytes in, recompute us, ...]), and the tries cut short ([start us, end us, ...]).
+void add_iteration_marks(const nlohmann::json& job, nlohmann::json& entry) {
+  auto plans = nlohmann::json::array();
+  auto runs = nlohmann::json::array();
+  auto waits = nlohmann::json::array();
+  auto traffic = nlohmann::json::array();
+  const auto& log = job["iteration_log"];
+  std::string open_plan;  // the plan of the run under way; empty: none
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    const auto& iteration = log[i];
+    const auto plan = iteration.value("plan", std::string());
+    if (!plan.empty() && plan == open_plan) {
+      runs[runs.size() - 2] = runs[runs.size() - 2].get<std::size_t>() + 1;
+    } else if (!plan.empty()) {
+      std::size_t index = 0;
+      while (index < plans.size() && plans[index] != plan) ++index;
+      if (index == plans.size()) plans.push_back(plan);
+      for (const std::size_t value : {i, std::size_t{1}, index}) runs.push_back(value);
+    }
+    open_plan = plan;
+    const auto memory = microseconds(iteration.value("memory_wait_s", nlohmann::json(0)));
+    const auto group = microseconds(iteration.value("group_wait_s", nlohmann::json(0)));
+    if (memory > 0 || group > 0) {
+      for (const std::int64_t value : {static_cast<std::int64_t>(i), memory, group})
+        waits.push_back(value);
+    }
+    const auto out = bytes_of(iteration, "swapped_out_bytes");
+    const auto in = bytes_of(iteration, "swapped_in_bytes");
+    const auto recompute = microseconds(iteration.value("recompute_s", nlohmann::json(0)));
+    if (out > 0 || in > 0 || recompute > 0) {
+      traffic.push_back(i);
+      traffic.push_back(out);
+      traffic.push_back(in);
+      traffic.push_back(recompute);
+    }
+  }
+  auto restarted = nlohmann::json::array();
+  for (const auto& attempt : job.value("restarted_attempts", nlohmann::json::array())) {
+    restarted.push_back(microseconds(attempt["start_s"]));
+    restarted.push_back(microseconds(attempt["end_s"]));
+  }
+  entry["plans"] = std::move(plans);
+  entry["plan_runs"] = std::move(runs);
+  entry["waits"] = std::move(waits);
+  entry["traffic"] = std::move(traffic);
+  entry["restarted"] = std::move(restarted);
+  entry.erase("restarted_attempts");
+}
+
 nlohmann::json run_data(const nlohmann::json& results, const std::string& source,
                         const memory_timeline* timeline) {
   nlohmann::json data{{"format", report_data_format},
@@ -45,6 +103,7 @@ nlohmann::json run_data(const nlohmann::json& results, const std::string& source
     auto entry = job;
     entry.erase("iteration_log");
     entry["bars"] = bars_of(job["iteration_log"]);
+    add_iteration_marks(job, entry);
     jobs.push_back(std::move(entry));
   }
   data["jobs"] = std::move(jobs);

@@ -114,6 +114,10 @@ iteration_runner::iteration_runner(const job_spec& spec, memory::job_id id,
 
 iteration_runner::~iteration_runner() = default;
 
+iteration_runner::waits iteration_runner::waited() const {
+  return {context_.gate.memory_waited_s(id_), groups_.waited_s()};
+}
+
 void iteration_runner::begin(std::int64_t iteration) {
   context_.monitor.restart_peak_window(id_);
   // Made right after the window starts: operation times share the allocations' origin (to a few

@@ -42,6 +42,14 @@ class iteration_runner {
   /// kept.
   [[nodiscard]] schedule::iteration_report abandon(double start_s);
 
+  /// Seconds the job has waited mid-iteration so far: for regions other jobs held, and at the
+  /// policy's group boundaries. An iteration's waits are the difference across it.
+  struct waits {
+    double memory_s = 0;
+    double group_s = 0;
+  };
+  [[nodiscard]] waits waited() const;
+
   /// Runs `step` as iteration `iteration`, started (let start by the gate) at `start_s`.
   template <typename Step>
   schedule::iteration_report run(std::int64_t iteration, double start_s, Step&& step) {

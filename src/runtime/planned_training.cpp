@@ -84,16 +84,24 @@ void planned_training::plan(footprint::access_sequence sequence) {
   executor_.emplace(pool_, job_, channel_, std::move(sequence), std::move(plan));
 }
 
+plan_traffic traffic_between(const torch_support::execution_stats& before,
+                             const torch_support::execution_stats& after) {
+  return {after.swapped_out_bytes - before.swapped_out_bytes,
+          after.swapped_in_bytes - before.swapped_in_bytes, after.recompute_s - before.recompute_s};
+}
+
 void planned_training::begin_iteration() {
   monitor_.attach(job_, &*executor_);
   attached_ = true;
+  before_ = executor_->stats();
   executor_->begin();
 }
 
-void planned_training::end_iteration() {
+plan_traffic planned_training::end_iteration() {
   executor_->end();
   monitor_.detach(job_);
   attached_ = false;
+  return traffic_between(before_, executor_->stats());
 }
 
 footprint_result planned_training::result(const std::vector<iteration_record>& log) const {

@@ -37,6 +37,10 @@ enum class planned_stage { warm_up, recorded, reference, planned };
 /// across iterations) were made before the iteration and have none.
 void keep_executable(footprint::plan& plan, const footprint::access_sequence& sequence);
 
+/// What an executor moved between `before` (its counts at an iteration's start) and `after`.
+[[nodiscard]] plan_traffic traffic_between(const torch_support::execution_stats& before,
+                                           const torch_support::execution_stats& after);
+
 /// Iterations a planned job needs for one to run under its plan.
 inline constexpr std::int64_t planned_job_min_iterations = 4;
 
@@ -54,9 +58,12 @@ class planned_training {
   void plan(footprint::access_sequence sequence);
   [[nodiscard]] bool planned() const { return executor_.has_value(); }
 
-  /// Around each planned iteration, on the job's thread.
+  /// Around each planned iteration, on the job's thread; end_iteration returns what the plan
+  /// moved in it.
   void begin_iteration();
-  void end_iteration();
+  plan_traffic end_iteration();
+  /// The plan as an iteration record names it: the planner.
+  [[nodiscard]] const std::string& label() const { return planner_; }
 
   /// The plan's predictions and what `log` (the job's iterations) measured.
   [[nodiscard]] footprint_result result(const std::vector<iteration_record>& log) const;
@@ -71,6 +78,7 @@ class planned_training {
   memory::job_id job_;
   footprint_result planned_;  ///< the plan's side, filled by plan()
   std::optional<torch_support::plan_executor> executor_;
+  torch_support::execution_stats before_;  ///< the executor's counts at the iteration's start
   bool attached_ = false;
 };
 

@@ -73,8 +73,8 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
     auto curve = scaled_curve(plain, memory, time, region);
     if (curve.peak() + region > least_held) continue;  // not a region less than the one before
     least_held = curve.peak();
-    variants.push_back(
-        {planner_ + " at " + format_bytes(budget), std::move(curve), plain_s * time});
+    labels_.push_back(planner_ + " at " + format_bytes(budget));
+    variants.push_back({labels_.back(), std::move(curve), plain_s * time});
     executors_.push_back(std::make_unique<torch_support::plan_executor>(pool_, job_, channel_,
                                                                         sequence, std::move(made)));
   }
@@ -85,14 +85,21 @@ void planned_variants::begin_iteration(std::size_t variant) {
   if (variant == 0 || variant > executors_.size()) return;
   running_ = executors_[variant - 1].get();
   monitor_.attach(job_, running_);
+  before_ = running_->stats();
   running_->begin();
 }
 
-void planned_variants::end_iteration() {
-  if (running_ == nullptr) return;
+plan_traffic planned_variants::end_iteration() {
+  if (running_ == nullptr) return {};
   running_->end();
   monitor_.detach(job_);
+  const auto moved = traffic_between(before_, running_->stats());
   running_ = nullptr;
+  return moved;
+}
+
+std::string planned_variants::label(std::size_t variant) const {
+  return variant == 0 || variant > labels_.size() ? std::string() : labels_[variant - 1];
 }
 
 }  // namespace tandem::runtime::detail

@@ -19,6 +19,7 @@
 #include "tandem/footprint/cost_model.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/runtime/memory_monitor.hpp"
+#include "tandem/runtime/results.hpp"
 #include "tandem/schedule/chooses_footprint.hpp"
 #include "tandem/torch/plan_executor.hpp"
 
@@ -40,9 +41,12 @@ class planned_variants {
                                                               const schedule::usage_curve& plain,
                                                               double plain_s);
 
-  /// Around an iteration run as `variant` (0: plain, nothing to do), on the job's thread.
+  /// Around an iteration run as `variant` (0: plain, nothing to do), on the job's thread;
+  /// end_iteration returns what the plan moved in it (nothing for the plain one).
   void begin_iteration(std::size_t variant);
-  void end_iteration();
+  plan_traffic end_iteration();
+  /// `variant` as offered ("tensile at 12.00 MiB"); empty for the plain one.
+  [[nodiscard]] std::string label(std::size_t variant) const;
 
  private:
   std::string planner_;
@@ -53,7 +57,9 @@ class planned_variants {
   memory::job_id job_;
   // One executor per plan (variant k runs executors_[k - 1]).
   std::vector<std::unique_ptr<torch_support::plan_executor>> executors_;
+  std::vector<std::string> labels_;  // of variants 1, 2, ...
   torch_support::plan_executor* running_ = nullptr;
+  torch_support::execution_stats before_;  // the running executor's counts at its start
 };
 
 /// `plain` with its part above `held_at_start` scaled by `memory` (rounded up to whole regions of

@@ -200,6 +200,11 @@ void policy_gate::memory_wait_ended(memory::job_id job) noexcept {
   driver_.memory_wait_ended(job);
 }
 
+double policy_gate::memory_waited_s(memory::job_id job) const {
+  std::lock_guard lock(mutex_);
+  return driver_.memory_waited_s(job);
+}
+
 void policy_gate::set_budget_schedule(std::vector<schedule::policy_driver::budget_change> changes) {
   std::lock_guard lock(mutex_);
   driver_.set_budget_schedule(std::move(changes),

@@ -176,11 +176,24 @@ nlohmann::json to_json(const footprint_result& f) {
 nlohmann::json to_json(const job_result& job) {
   nlohmann::json iterations = nlohmann::json::array();
   for (const auto& it : job.iteration_log) {
-    iterations.push_back({{"start_s", it.start_s},
-                          {"end_s", it.end_s},
-                          {"loss", it.loss},
-                          {"peak_bytes", it.peak_bytes},
-                          {"requested_s", it.requested_s}});
+    nlohmann::json entry{{"start_s", it.start_s},
+                         {"end_s", it.end_s},
+                         {"loss", it.loss},
+                         {"peak_bytes", it.peak_bytes},
+                         {"requested_s", it.requested_s}};
+    // Only where they say something: a 100-job trace has 20,000 iterations, most of them plain
+    // and never held up mid-way.
+    if (!it.plan.empty()) entry["plan"] = it.plan;
+    if (it.traffic.swapped_out_bytes > 0) entry["swapped_out_bytes"] = it.traffic.swapped_out_bytes;
+    if (it.traffic.swapped_in_bytes > 0) entry["swapped_in_bytes"] = it.traffic.swapped_in_bytes;
+    if (it.traffic.recompute_s > 0) entry["recompute_s"] = it.traffic.recompute_s;
+    if (it.memory_wait_s > 0) entry["memory_wait_s"] = it.memory_wait_s;
+    if (it.group_wait_s > 0) entry["group_wait_s"] = it.group_wait_s;
+    iterations.push_back(std::move(entry));
+  }
+  nlohmann::json restarted = nlohmann::json::array();
+  for (const auto& attempt : job.restarted_attempts) {
+    restarted.push_back({{"start_s", attempt.start_s}, {"end_s", attempt.end_s}});
   }
   return {{"name", job.name},
           {"kind", to_string(job.kind)},
@@ -197,6 +210,7 @@ nlohmann::json to_json(const job_result& job) {
           {"wait_s", job.wait_s},
           {"iterations", job.iterations},
           {"restarts", job.restarts},
+          {"restarted_attempts", restarted},
           {"iterations_per_s", job.iterations_per_s},
           {"samples_per_s", job.samples_per_s},
           {"peak_live_bytes", job.peak_live_bytes},

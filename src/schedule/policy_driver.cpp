@@ -45,7 +45,7 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
   switch (verdict) {
     case memory_wait_verdict::keep_waiting: {
       const auto [found, fresh] =
-          memory_waits_.try_emplace(job, memory_waiter{next_memory_wait_, false});
+          memory_waits_.try_emplace(job, memory_waiter{next_memory_wait_, false, now()});
       if (fresh) ++next_memory_wait_;
       found->second.restartable = restartable;
       break;
@@ -54,7 +54,7 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
     case memory_wait_verdict::give_up:
       // Its regions are coming back (restarted or failed): until it reports the restart or
       // leaves, the others wait for them rather than let go too.
-      memory_waits_.erase(job);
+      end_memory_wait(job);
       letting_go_[job] = refused_bytes;
       if (verdict == memory_wait_verdict::restart_iteration && !others_running(job)) {
         restarting_alone_.insert(job);
@@ -129,7 +129,23 @@ job_id policy_driver::iteration_to_let_go(job_id asking, bool restartable) const
 }
 
 void policy_driver::memory_wait_ended(job_id job) {
-  memory_waits_.erase(job);
+  end_memory_wait(job);
+}
+
+void policy_driver::end_memory_wait(job_id job) {
+  const auto found = memory_waits_.find(job);
+  if (found == memory_waits_.end()) return;
+  memory_waited_s_[job] += now() - found->second.since_s;
+  memory_waits_.erase(found);
+}
+
+double policy_driver::memory_waited_s(job_id job) const {
+  const auto ended = memory_waited_s_.find(job);
+  double seconds = ended == memory_waited_s_.end() ? 0.0 : ended->second;
+  if (const auto waiting = memory_waits_.find(job); waiting != memory_waits_.end()) {
+    seconds += now() - waiting->second.since_s;
+  }
+  return seconds;
 }
 
 void policy_driver::restart_iteration(job_id job, iteration_report report) {
@@ -161,7 +177,7 @@ void policy_driver::depart(job_id job) {
   if (present_.erase(job) == 0) return;  // already gone: departing is idempotent
   waiting_.erase(job);
   running_.erase(job);
-  memory_waits_.erase(job);
+  end_memory_wait(job);
   letting_go_.erase(job);
   forget_alone_restarts(job);
   policy_.on_departure(job, now());
@@ -204,7 +220,7 @@ void policy_driver::request_group(job_id job, std::size_t group) {
 
 void policy_driver::finish_iteration(job_id job, const iteration_report& report) {
   running_.erase(job);
-  memory_waits_.erase(job);
+  end_memory_wait(job);
   letting_go_.erase(job);
   if (!report.restarted) forget_alone_restarts(job);
   policy_.on_iteration_end(job, report, now());

@@ -43,6 +43,7 @@ footprint_variants make_footprint_variants(std::shared_ptr<const job_profile> pl
     if (profile.held.peak() + region_size > least_held) continue;
     least_held = profile.held.peak();
     out.labels.push_back(std::string(planner) + " at " + format_bytes(budget));
+    profile.plan = out.labels.back();
     out.profiles.push_back(std::make_shared<const job_profile>(std::move(profile)));
   }
   return out;

@@ -172,6 +172,10 @@ job_profile profile_from_prediction(const job_profile& vanilla,
     steps.hold(std::min(point.at_s * clock, end_s), std::max(point.bytes, floor));
   steps.finish(end_s);
   replay_regions(planned, region_size);
+  planned.plan = planner;
+  // On the profile's clock, as its operations are.
+  planned.traffic = {predicted.swapped_out_bytes, predicted.swapped_in_bytes,
+                     predicted.recompute_s * clock};
   return planned;
 }
 

@@ -59,6 +59,8 @@ struct job_run {
   schedule::usage_curve observed;
   std::vector<double> group_starts;              ///< positions of this iteration's group boundaries
   std::size_t next_group = 0;                    ///< index into group_starts
+  double memory_waited_at_start = 0;             ///< the driver's count of its memory waits
+  double group_waited = 0;                       ///< this iteration's waits at group boundaries
   std::optional<runtime::injected_fault> fault;  ///< the failure planned for it, if any
   double fault_position = never;                 ///< where in this iteration the fault strikes
 
@@ -401,6 +403,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
           run.prepared = run.variants.at(given.variant);
         }
         if (given.group > 0) {
+          run.group_waited += given.waited_s;
           ++run.next_group;
           run.now = stage::running;
         } else if (run.set_up) {
@@ -443,6 +446,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.scale = options_.jitter > 0 ? std::exp(noise_(random_) * options_.jitter) : 1;
     run.observed = {};
     run.observed.held_at_start = run.held;
+    run.memory_waited_at_start = driver_.memory_waited_s(run.id);
+    run.group_waited = 0;
     // Group boundaries are allocation ordinals; the profile says when each allocation happens.
     run.group_starts.clear();
     run.next_group = 0;
@@ -505,8 +510,16 @@ class engine final : public schedule::progress_source, public schedule::driver_c
             ? run.prepared->memory
             : std::vector<schedule::memory_event>{},
         false};
-    run.result.iteration_log.push_back(
-        {report.start_s, report.end_s, 0, report.peak_bytes, run.requested});
+    runtime::iteration_record logged;
+    logged.start_s = report.start_s;
+    logged.end_s = report.end_s;
+    logged.peak_bytes = report.peak_bytes;
+    logged.requested_s = run.requested;
+    logged.plan = run.profile().plan;
+    logged.traffic = run.profile().traffic;
+    logged.memory_wait_s = driver_.memory_waited_s(run.id) - run.memory_waited_at_start;
+    logged.group_wait_s = run.group_waited;
+    run.result.iteration_log.push_back(std::move(logged));
     driver_.finish_iteration(run.id, report);
     record(run, "iteration_end");
     const auto& spec = run.job->spec;
@@ -583,6 +596,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     report.held = std::move(run.observed);
     release(run, taken_in_iteration);
     ++run.result.restarts;
+    run.result.restarted_attempts.push_back({run.iteration_start, now_});
     record(run, "iteration_restart");
     driver_.restart_iteration(run.id, std::move(report));
     request_start(run);

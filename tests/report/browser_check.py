@@ -72,6 +72,7 @@ class Page(html.parser.HTMLParser):
         self.cells = {}
         self.bars = []
         self.facts = {}
+        self.states = set()  # (job, state) of every schedule path drawn
         self._table = None
         self._row = None
         self._cell = None
@@ -94,6 +95,8 @@ class Page(html.parser.HTMLParser):
             self._text = []
         elif tag == "rect" and "data-series" in a:
             self.bars.append(a)
+        elif tag == "path" and "data-state" in a:
+            self.states.add((a.get("data-job"), a["data-state"]))
 
     def handle_data(self, data):
         if self._cell or self._fact:
@@ -209,6 +212,12 @@ def make_case(args, work):
         run([args.tandem, "sim", os.path.join(src, "examples/paper/rhn_gnmt.toml"), "--gpu",
              "2080ti", "--policy", "scrooge", "--json", results, "--report", report])
         return report, results, ["memory-chart", "schedule-chart"]
+    if args.case == "sim-plans":
+        # Two jobs that run under tensile's plans and wait for memory mid-iteration.
+        run([args.tandem, "sim", os.path.join(src, "examples/paper/nasnet_gnmt.toml"), "--gpu",
+             "2080ti", "--policy", "scrooge", "--budget", "5GiB", "--policy-planner", "tensile",
+             "--json", results, "--report", report])
+        return report, results, ["memory-chart", "traffic-chart", "schedule-chart"]
     if args.case == "sim-compare":
         run([args.tandem, "sim", os.path.join(src, "examples/paper/rhn_gnmt.toml"), "--gpu",
              "2080ti", "--compare", "temporal,scrooge,spatial", "--sweep-batch", "64,128",
@@ -297,6 +306,30 @@ def check_numbers(page, results):
         fail("no numbers were found on the page")
 
 
+def check_marks(page, results):
+    """Every job whose iterations ran under a plan, waited mid-way or were cut short has that
+    drawn on its schedule row (at the full span, where every iteration is in view)."""
+    if isinstance(results, list) or not isinstance(results.get("jobs"), list):
+        return  # a comparison or a maxbatch search: no schedule
+    for job in results["jobs"]:
+        log = job["iteration_log"]
+        memory = [it.get("memory_wait_s", 0) for it in log]
+        group = [it.get("group_wait_s", 0) for it in log]
+        # One band per iteration, of the larger wait.
+        wanted = {
+            "planned": any("plan" in it for it in log),
+            "memwait": any(m > 0 and m >= g for m, g in zip(memory, group)),
+            "groupwait": any(g > m for m, g in zip(memory, group)),
+            "restarted": bool(job.get("restarted_attempts")),
+        }
+        for state, expected in wanted.items():
+            drawn = (job["name"], state) in page.states
+            if expected and not drawn:
+                fail("%s: the schedule draws no %s mark" % (job["name"], state))
+            if drawn and not expected:
+                fail("%s: the schedule draws a %s mark the JSON does not have" % (job["name"], state))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tandem", required=True)
@@ -328,6 +361,7 @@ def main():
             if chart_id not in ids:
                 fail("the page has no chart %s (it has %s)" % (chart_id, ids))
         check_numbers(page, results)
+        check_marks(page, results)
         png = os.path.join(args.work, args.case + ".png")
         chromium_run(chromium, profile, ["--screenshot=" + png], url)
         check_chart_pixels(png, [c for c in charts if c["id"] in expected])

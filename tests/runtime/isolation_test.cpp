@@ -186,6 +186,10 @@ TEST(Isolation, AnIterationRestartedInItsForwardOrBackwardPassLeavesEveryLossAsA
           const auto& job = run.jobs.at(i);
           ASSERT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
           EXPECT_EQ(job.restarts, i == restarting ? 1 : 0) << job.name;
+          ASSERT_EQ(job.restarted_attempts.size(), static_cast<std::size_t>(job.restarts));
+          for (const auto& attempt : job.restarted_attempts) {
+            EXPECT_LE(attempt.start_s, attempt.end_s) << job.name;
+          }
           EXPECT_EQ(losses_of(job), solo(jobs[i]).losses) << job.name;
         }
       }
@@ -222,6 +226,17 @@ TEST(Isolation, APlannedJobThatFailsMidIterationLeavesItsNeighbourAsItWouldBeAlo
     EXPECT_TRUE(clean.warnings.empty()) << "the pool reported: " << clean.warnings.front();
     ASSERT_TRUE(resnet.footprint.has_value());
     EXPECT_EQ(resnet.footprint->planned_iterations, 3u);
+    // The planned iterations (the last three) name the planner, and what they moved adds up
+    // to what the executor counted over them.
+    runtime::plan_traffic moved;
+    for (std::size_t i = 0; i < resnet.iteration_log.size(); ++i) {
+      const auto& it = resnet.iteration_log[i];
+      EXPECT_EQ(it.plan, i >= 3 ? planner : "") << planner << ", iteration " << i;
+      moved.swapped_out_bytes += it.traffic.swapped_out_bytes;
+      moved.swapped_in_bytes += it.traffic.swapped_in_bytes;
+    }
+    EXPECT_EQ(moved.swapped_out_bytes, resnet.footprint->swapped_out_bytes) << planner;
+    EXPECT_EQ(moved.swapped_in_bytes, resnet.footprint->swapped_in_bytes) << planner;
     EXPECT_EQ(losses_of(resnet), solo(jobs[0]).losses) << planner << " changed the losses";
     for (const auto* policy : {"exclusive", "temporal", "scrooge"}) {
       // Faults late enough to strike the planned iterations (the last three of six).

@@ -11,6 +11,17 @@
 namespace tandem::runtime {
 namespace {
 
+iteration_record iteration(double start, double end, double loss, std::size_t peak,
+                           double requested) {
+  iteration_record it;
+  it.start_s = start;
+  it.end_s = end;
+  it.loss = loss;
+  it.peak_bytes = peak;
+  it.requested_s = requested;
+  return it;
+}
+
 run_result sample() {
   run_result run;
   run.workload = "two_jobs.toml";
@@ -28,7 +39,15 @@ run_result sample() {
   ok.iterations = 2;
   ok.first_loss = 2.3;
   ok.last_loss = 0.4;
-  ok.iteration_log = {{0.1, 0.5, 2.3, 100, 0.05}, {0.5, 0.9, 0.4, 120, 0.5}};
+  ok.iteration_log = {iteration(0.1, 0.5, 2.3, 100, 0.05), iteration(0.5, 0.9, 0.4, 120, 0.5)};
+  // The second ran under a plan, held up mid-way, after a first try that was cut short.
+  auto& planned = ok.iteration_log[1];
+  planned.plan = "tensile at 12.00 MiB";
+  planned.traffic = {4096, 2048, 0.25};
+  planned.memory_wait_s = 0.125;
+  planned.group_wait_s = 0.0625;
+  ok.restarts = 1;
+  ok.restarted_attempts = {{0.5, 0.6}};
   job_result failed;
   failed.name = "lm";
   failed.model = "lstm";
@@ -54,6 +73,22 @@ TEST(Results, JsonFollowsTheDocumentedSchema) {
   ASSERT_EQ(ok["iteration_log"].size(), 2u);
   EXPECT_EQ(ok["iteration_log"][1]["peak_bytes"], 120);
   EXPECT_EQ(ok["iteration_log"][0]["requested_s"], 0.05);
+  // What is 0 or empty is left out of an iteration's entry; the rest is there.
+  for (const char* key : {"plan", "swapped_out_bytes", "swapped_in_bytes", "recompute_s",
+                          "memory_wait_s", "group_wait_s"}) {
+    EXPECT_FALSE(ok["iteration_log"][0].contains(key)) << key;
+  }
+  const auto& planned = ok["iteration_log"][1];
+  EXPECT_EQ(planned["plan"], "tensile at 12.00 MiB");
+  EXPECT_EQ(planned["swapped_out_bytes"], 4096);
+  EXPECT_EQ(planned["swapped_in_bytes"], 2048);
+  EXPECT_EQ(planned["recompute_s"], 0.25);
+  EXPECT_EQ(planned["memory_wait_s"], 0.125);
+  EXPECT_EQ(planned["group_wait_s"], 0.0625);
+  EXPECT_EQ(ok["restarts"], 1);
+  ASSERT_EQ(ok["restarted_attempts"].size(), 1u);
+  EXPECT_EQ(ok["restarted_attempts"][0]["start_s"], 0.5);
+  EXPECT_EQ(ok["restarted_attempts"][0]["end_s"], 0.6);
   EXPECT_TRUE(ok["unfinished_start_s"].is_null());
   const auto& lm = doc["jobs"][1];
   EXPECT_EQ(lm["status"], "failed");

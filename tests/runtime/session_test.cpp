@@ -118,9 +118,20 @@ TEST_P(EveryMemoryWaitingPolicy, ABudgetLoweredBelowWhatTheJobsNeedMakesThemWait
                           "[policy]\nname = \"" + GetParam() + "\"\n" + mlp_job("a", 64, 60) +
                           mlp_job("b", 96, 60));
   const auto run = run_workload(spec);
+  double waited = 0;
   for (const auto& job : run.jobs) {
     EXPECT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
     EXPECT_EQ(job.iterations, 60) << job.name;
+    for (const auto& it : job.iteration_log) {
+      EXPECT_LE(it.memory_wait_s, it.end_s - it.start_s) << job.name;
+      waited += it.memory_wait_s;
+    }
+  }
+  // The waits mid-iteration lie within the 300 ms of the lowered budget (both jobs at most,
+  // with slack for a loaded machine); exclusive lets its job start, so it is one of them.
+  EXPECT_LE(waited, 2 * 0.3 + 0.5);
+  if (GetParam() == "exclusive") {
+    EXPECT_GT(waited, 0);
   }
   ASSERT_EQ(run.budget_changes.size(), 2u);
   EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);

@@ -140,6 +140,28 @@ TEST(PolicyDriverMemoryWaits, ARestartEndsTheIterationAsRestartedAndTheJobStarts
   EXPECT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
 }
 
+TEST(PolicyDriverMemoryWaits, TheTimeSpentWaitingIsKeptPerJob) {
+  two_running run;
+  run.clock.now_s = 1;
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  run.clock.now_s = 1.5;
+  // Asked again while still waiting: one wait, counted from its start.
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  EXPECT_DOUBLE_EQ(run.driver.memory_waited_s(1), 0.5);  // the wait under way counts
+  run.clock.now_s = 2;
+  run.driver.memory_wait_ended(1);
+  run.clock.now_s = 5;
+  EXPECT_DOUBLE_EQ(run.driver.memory_waited_s(1), 1.0);
+  EXPECT_DOUBLE_EQ(run.driver.memory_waited_s(2), 0.0);
+  // A wait that ends in a restart counts up to the verdict.
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  run.clock.now_s = 5.25;
+  ASSERT_EQ(run.driver.memory_wait(2, true), verdict::restart_iteration);
+  EXPECT_DOUBLE_EQ(run.driver.memory_waited_s(2), 0.0);
+  run.clock.now_s = 6;
+  EXPECT_DOUBLE_EQ(run.driver.memory_waited_s(1), 2.0);
+}
+
 /// Lets nobody start, ever: a policy bug the driver must name.
 class never_start final : public policy {
  public:

@@ -89,6 +89,21 @@ TEST(CoscheduledPlans, TwoJobsThatOnlyFitOneAtATimeRunTogetherUnderPlans) {
   EXPECT_EQ(statistic(serialized, "shared_starts"), 0);
   EXPECT_GT(statistic(planned, "planned"), 0);
   EXPECT_GT(statistic(planned, "shared_starts"), 0);
+  // Each iteration's record names its plan and what the plan moved, as many as the policy
+  // counted; a plain iteration has neither.
+  double recorded = 0;
+  for (const auto& job : planned.jobs) {
+    for (const auto& it : job.iteration_log) {
+      if (it.plan.empty()) {
+        EXPECT_EQ(it.traffic, runtime::plan_traffic{}) << job.name;
+        continue;
+      }
+      ++recorded;
+      EXPECT_NE(it.plan.find("tensile at "), std::string::npos) << it.plan;
+      EXPECT_GT(it.traffic.swapped_out_bytes + it.traffic.swapped_in_bytes, 0u) << it.plan;
+    }
+  }
+  EXPECT_EQ(recorded, statistic(planned, "planned"));
   // Side by side under plans beats one at a time: 1.5x measured when this was written.
   EXPECT_LT(planned.makespan_s, 0.8 * serialized.makespan_s)
       << planned.makespan_s << " s against " << serialized.makespan_s << " s";

@@ -219,6 +219,19 @@ TEST(Simulator, NodeGroupPairsOneJobsFreeingGroupsWithTheOthersAllocatingOnes) {
             1.2);
   // Overlapping beats taking turns: 40 iterations of 0.9 s would take 36 s one at a time.
   EXPECT_LT(result.makespan_s, 33);
+  // The waits at group boundaries are on each iteration's record, and in the job's wait.
+  for (const auto& j : result.jobs) {
+    double at_groups = 0;
+    for (const auto& it : j.iteration_log) {
+      EXPECT_LE(it.group_wait_s, it.end_s - it.start_s + 1e-9);
+      at_groups += it.group_wait_s;
+    }
+    EXPECT_LE(at_groups, j.wait_s + 1e-9) << j.name;
+  }
+  double at_groups = 0;
+  for (const auto& j : result.jobs)
+    for (const auto& it : j.iteration_log) at_groups += it.group_wait_s;
+  EXPECT_GT(at_groups, 0);
 }
 
 /// A host-bound iteration (as GNMT under TensorFlow 1.x is) of eight operations of 0.125 s,
@@ -322,6 +335,11 @@ TEST(Simulator, APlannedRestartRunsTheIterationAgainAndTheJobCompletes) {
   EXPECT_EQ(a.restarts, 1);
   EXPECT_EQ(a.iteration_log.size(), 5u);
   EXPECT_NEAR(a.end_s, 5 * 0.9 + 0.25, 1e-9);
+  // The try cut short is on record: from the third iteration's start to the cut.
+  ASSERT_EQ(a.restarted_attempts.size(), 1u);
+  EXPECT_NEAR(a.restarted_attempts[0].start_s, 2 * 0.9, 1e-9);
+  EXPECT_NEAR(a.restarted_attempts[0].end_s, 2 * 0.9 + 0.25, 1e-9);
+  EXPECT_NEAR(a.iteration_log[2].start_s, 2 * 0.9 + 0.25, 1e-9);
 }
 
 /// Holds 8 MiB, takes 40 MiB at 0.2 s and 40 more at 0.4 s, returns both at 0.8 s of 1 s.
@@ -331,6 +349,22 @@ std::shared_ptr<job_profile> two_step_profile() {
   profile->held.steps = {{0.2, step}, {0.4, step}, {0.8, -2 * step}};
   profile->peak_live_bytes = 88 * MiB;
   return profile;
+}
+
+TEST(Simulator, AnIterationWaitingForABudgetRaiseRecordsItsWait) {
+  // The budget falls to 60 MiB at 0.3 s: the iteration holds 48 MiB and wants 40 more at 0.4 s,
+  // which waits (a raise is still to come) until the budget is back at 1 s.
+  const std::vector<runtime::budget_change> changes{{0.3, 60 * MiB, 0}, {1.0, 200 * MiB, 0}};
+  std::vector<simulated_job> jobs{job("a", two_step_profile(), 2)};
+  schedule::exclusive_policy exclusive;
+  const auto result = simulate(jobs, exclusive, gpu(256 * MiB), changes);
+  const auto& a = named(result, "a");
+  ASSERT_EQ(a.status, runtime::job_status::completed) << a.error;
+  ASSERT_EQ(a.iteration_log.size(), 2u);
+  EXPECT_NEAR(a.iteration_log[0].memory_wait_s, 0.6, 1e-9);
+  EXPECT_NEAR(a.iteration_log[0].end_s - a.iteration_log[0].start_s, 1.6, 1e-9);
+  EXPECT_EQ(a.iteration_log[1].memory_wait_s, 0);
+  EXPECT_EQ(a.iteration_log[0].group_wait_s, 0);
 }
 
 TEST(Simulator, IterationsStuckUnderALoweredBudgetRestartOneOfThemInsteadOfFailingIt) {
@@ -355,6 +389,10 @@ TEST(Simulator, IterationsStuckUnderALoweredBudgetRestartOneOfThemInsteadOfFaili
     restarts += j.restarts;
   }
   EXPECT_EQ(restarts, 1) << timeline.str();
+  for (const auto& j : result.jobs) {
+    ASSERT_EQ(j.restarted_attempts.size(), static_cast<std::size_t>(j.restarts)) << j.name;
+    for (const auto& attempt : j.restarted_attempts) EXPECT_NEAR(attempt.end_s, 2.4, 1e-6);
+  }
   EXPECT_NE(timeline.str().find("iteration_restart"), std::string::npos);
   EXPECT_LE(result.peak_reserved_bytes, 200 * MiB);
 }

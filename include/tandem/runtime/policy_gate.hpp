@@ -116,6 +116,8 @@ class policy_gate {
   [[nodiscard]] schedule::memory_wait_verdict memory_wait(memory::job_id job, bool restartable,
                                                           std::size_t refused_bytes);
   void memory_wait_ended(memory::job_id job) noexcept;
+  /// Seconds `job` has waited for regions so far (policy_driver::memory_waited_s).
+  [[nodiscard]] double memory_waited_s(memory::job_id job) const;
   /// Whether `job` was told to restart its iteration and has not reported it yet: its thread
   /// asks when an iteration throws, since libtorch may rethrow iteration_restarted as its own
   /// error type.

@@ -12,6 +12,7 @@
 
 #include "tandem/footprint/access_sequence.hpp"
 #include "tandem/memory/alloc_kind.hpp"
+#include "tandem/runtime/plan_traffic.hpp"
 #include "tandem/runtime/workload.hpp"
 #include "tandem/schedule/reports_statistics.hpp"
 
@@ -27,6 +28,19 @@ struct iteration_record {
   /// When the job asked the policy to start it: start_s - requested_s is the time it waited for
   /// the policy before it began (for a job's first iteration, the wait before its setup too).
   double requested_s = 0;
+  /// The footprint plan it ran under, as offered to the policy ("tensile at 12.00 MiB") or as
+  /// the job's planner names it; empty: none.
+  std::string plan;
+  plan_traffic traffic;
+  double memory_wait_s = 0;  ///< of start_s..end_s: waiting for regions other jobs held
+  double group_wait_s = 0;   ///< of start_s..end_s: waiting at group boundaries (nodegroup)
+};
+
+/// An iteration cut short and run again (job_result::restarts): from its start to the cut.
+struct restarted_attempt {
+  double start_s = 0;
+  double end_s = 0;
+  friend bool operator==(const restarted_attempt&, const restarted_attempt&) = default;
 };
 
 /// One allocation (delta > 0) or free (delta < 0) of a job, relative to its iteration's start.
@@ -130,8 +144,9 @@ struct job_result {
   /// Iterations cut short and run again: every running iteration waited for another, and this
   /// one let go (schedule/policy_driver.hpp, "Memory waits"). Not counted in `iterations`.
   std::int64_t restarts = 0;
-  double iterations_per_s = 0;  ///< iterations / (end - first start)
-  double samples_per_s = 0;     ///< iterations * batch / (end - first start)
+  std::vector<restarted_attempt> restarted_attempts;  ///< when each of them ran
+  double iterations_per_s = 0;                        ///< iterations / (end - first start)
+  double samples_per_s = 0;                           ///< iterations * batch / (end - first start)
 
   std::size_t peak_live_bytes = 0;
   std::size_t peak_reserved_bytes = 0;

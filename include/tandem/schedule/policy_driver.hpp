@@ -151,6 +151,10 @@ class policy_driver {
   [[nodiscard]] memory_wait_verdict memory_wait(job_id job, bool restartable,
                                                 std::size_t refused_bytes = 0);
   void memory_wait_ended(job_id job);
+  /// Seconds `job` has spent waiting for regions so far, the wait under way included: from a
+  /// refused borrow's keep_waiting verdict to memory_wait_ended (or the restart, failure or
+  /// iteration end that ended it). An iteration's waits are the difference across it.
+  [[nodiscard]] double memory_waited_s(job_id job) const;
   /// `job` let go of its iteration (a restart_iteration verdict): the iteration ends as
   /// restarted (an event; `report` measured up to the cut, with restarted set) and the job asks
   /// to start it again with request_start.
@@ -195,7 +199,10 @@ class policy_driver {
   struct memory_waiter {
     std::uint64_t order = 0;  // when it began, for choosing the one that lets go
     bool restartable = false;
+    double since_s = 0;
   };
+  /// `job` waits for regions no more: its wait's time is counted.
+  void end_memory_wait(job_id job);
   [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable) const;
   [[nodiscard]] bool others_running(job_id job) const;
   void forget_alone_restarts(job_id job);
@@ -204,6 +211,7 @@ class policy_driver {
   [[nodiscard]] job_id iteration_to_let_go(job_id asking, bool restartable) const;
 
   std::map<job_id, memory_waiter> memory_waits_;  // waiting for regions
+  std::map<job_id, double> memory_waited_s_;      // waits ended, by job
   // Told to restart or give up, not yet restarted or gone: the borrow it was refused.
   std::map<job_id, std::size_t> letting_go_;
   // Restarted while running alone, since its last whole iteration: how far its latest cut got

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tandem/memory/alloc_kind.hpp"
+#include "tandem/runtime/plan_traffic.hpp"
 #include "tandem/schedule/usage_curve.hpp"
 
 namespace tandem::sim {
@@ -66,6 +67,10 @@ struct job_profile {
   /// regions), from the pool's own logic (sim::replay_regions) or from the recording.
   schedule::usage_curve held;
   std::size_t peak_live_bytes = 0;  ///< persistent + the most live at any moment
+  /// A profile under a footprint plan: the plan's name ("tensile", or a variant's label) and
+  /// what the cost model predicts it moves per iteration. Empty and 0 for a plain profile.
+  std::string plan;
+  runtime::plan_traffic traffic;
 
   [[nodiscard]] double solo_iteration_s() const;
   [[nodiscard]] std::size_t persistent_bytes() const;

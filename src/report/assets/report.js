@@ -125,7 +125,8 @@
     const lightness = Math.min(92, l + (shade || 0) * 12);
     return 'hsl(' + h.toFixed(0) + ',' + s.toFixed(0) + '%,' + lightness.toFixed(0) + '%)';
   }
-  const STATE_COLORS = { waiting: '#d3d7dd', setup: '#f2c14e', failed: '#c62828', stopped: '#8d8d8d' };
+  const STATE_COLORS = { waiting: '#d3d7dd', setup: '#f2c14e', failed: '#c62828', stopped: '#8d8d8d',
+                         restarted: '#8e24aa', planned: '#263238', memwait: '#ef6c00', groupwait: '#00897b' };
   /** Where the time charts' plots begin, the same for all so that their times line up. */
   const TIME_PLOT_X = 130;
   const KIND_ORDER = ['persistent', 'feature_map', 'gradient', 'temporary', 'unknown', 'held'];
@@ -294,6 +295,19 @@
     return out;
   }
 
+  /**
+   * A time chart's plot: its background and a grid of `count` byte ticks up to `top` (labels
+   * end with `unit`); returns x(t), clamped to the view.
+   */
+  function bytePlot(group, plot, y, top, count, unit) {
+    svg('rect', { x: plot.x, y: plot.y, width: plot.w, height: plot.h, fill: '#fbfbfc' }, group);
+    for (const t of byteTicks(top, count)) {
+      svg('line', { x1: plot.x, x2: plot.x + plot.w, y1: y(t), y2: y(t), stroke: '#e6e8eb' }, group);
+      svg('text', { x: plot.x - 6, y: y(t) + 4, 'text-anchor': 'end', fill: '#444', text: fmtBytes(t) + unit }, group);
+    }
+    return (t) => plot.x + ((Math.min(Math.max(t, view.t0), view.t1) - view.t0) / (view.t1 - view.t0)) * plot.w;
+  }
+
   function budgetAt(system, t) {
     let budget = system.budget_bytes;
     for (const change of system.budget_changes || []) if (change.at_s <= t) budget = change.bytes;
@@ -348,12 +362,7 @@
 
     const draw = () => {
       group.replaceChildren();
-      const x = (t) => plot.x + ((Math.min(Math.max(t, view.t0), view.t1) - view.t0) / (view.t1 - view.t0)) * plot.w;
-      svg('rect', { x: plot.x, y: plot.y, width: plot.w, height: plot.h, fill: '#fbfbfc' }, group);
-      for (const t of byteTicks(top, 6)) {
-        svg('line', { x1: plot.x, x2: plot.x + plot.w, y1: y(t), y2: y(t), stroke: '#e6e8eb' }, group);
-        svg('text', { x: plot.x - 6, y: y(t) + 4, 'text-anchor': 'end', fill: '#444', text: fmtBytes(t) }, group);
-      }
+      const x = bytePlot(group, plot, y, top, 6, '');
       const cols = columns();
       const base = new Float64Array(cols.length);
       const shadeOf = (layer) => (kindsOf[layer.job].length > 1 ? kindsOf[layer.job].indexOf(layer.kind) : 0);
@@ -447,6 +456,94 @@
     s.append(legend);
   }
 
+  // --- swap and recompute traffic --------------------------------------------------------------
+
+  /**
+   * Bytes each job's footprint plans copied per second (out to host memory and back in),
+   * stacked. An iteration's results give its copies as totals, not as times (the executor and
+   * the cost model count them per iteration), so each iteration's bytes are spread evenly over
+   * its span; a bucket is exact where its iterations lie whole within it.
+   */
+  function trafficChart(jobs, system) {
+    const rows = jobs.map((job, index) => {
+      const bars = decodeBars(job.bars);
+      return { job, index, bars, marks: decodeMarks(job, bars.n) };
+    }).filter((row) => row.marks.traffic.size);
+    if (!rows.length) return;
+    const s = section(null);
+    const width = 1120, height = 230;
+    const { canvas } = chartFrame(s, 'traffic-chart', 'Swap and recompute traffic',
+      "Bytes each job's footprint plan copied per second (out to host memory and back), stacked. " +
+      'The results count copies per iteration, so each iteration\'s bytes are spread over its span; ' +
+      'hover for the bytes and the seconds spent recomputing.', width, height);
+    const plot = { x: TIME_PLOT_X, y: 10, w: width - TIME_PLOT_X - 14, h: height - 10 - 30 };
+    const buckets = 1000, bucketS = view.full[1] / buckets;
+    const spread = (values, from, to, amount) => {
+      if (!(to > from)) { values[Math.min(buckets - 1, Math.floor(from / bucketS))] += amount; return; }
+      const rate = amount / (to - from);
+      for (let b = Math.max(0, Math.floor(from / bucketS)); b < buckets && b * bucketS < to; b++) {
+        const overlap = Math.min(to, (b + 1) * bucketS) - Math.max(from, b * bucketS);
+        if (overlap > 0) values[b] += rate * overlap;
+      }
+    };
+    const layers = rows.map((row) => {
+      const bytes = new Float64Array(buckets), recompute = new Float64Array(buckets);
+      for (const [i, moved] of row.marks.traffic) {
+        spread(bytes, row.bars.start[i], row.bars.end[i], moved.out + moved.in);
+        spread(recompute, row.bars.start[i], row.bars.end[i], moved.recompute);
+      }
+      for (let b = 0; b < buckets; b++) { bytes[b] /= bucketS; recompute[b] /= bucketS; }
+      return { row, bytes, recompute };
+    });
+    let top = 0;
+    for (let b = 0; b < buckets; b++) {
+      let sum = 0;
+      for (const layer of layers) sum += layer.bytes[b];
+      top = Math.max(top, sum);
+    }
+    top = top > 0 ? top * 1.05 : 1;
+    const group = svg('g', {}, canvas);
+    const y = (rate) => plot.y + plot.h - (rate / top) * plot.h;
+    const draw = () => {
+      group.replaceChildren();
+      const x = bytePlot(group, plot, y, top, 4, '/s');
+      const b0 = Math.max(0, Math.floor(view.t0 / bucketS)), b1 = Math.min(buckets, Math.ceil(view.t1 / bucketS));
+      const base = new Float64Array(buckets);
+      for (const layer of layers) {
+        const upper = [], lower = [];
+        for (let b = b0; b < b1; b++) {
+          const x0 = x(b * bucketS).toFixed(1), x1 = x((b + 1) * bucketS).toFixed(1);
+          upper.push(x0 + ',' + y(base[b] + layer.bytes[b]).toFixed(1), x1 + ',' + y(base[b] + layer.bytes[b]).toFixed(1));
+          lower.push(x1 + ',' + y(base[b]).toFixed(1), x0 + ',' + y(base[b]).toFixed(1));
+          base[b] += layer.bytes[b];
+        }
+        if (!upper.length) continue;
+        lower.reverse();
+        svg('path', { d: 'M' + upper.join('L') + 'L' + lower.join('L') + 'Z', fill: jobColor(layer.row.index, 0),
+                      'data-job': layer.row.job.name }, group);
+      }
+      timeAxis(group, plot);
+      canvas.appendChild(overlay);
+    };
+    const overlay = addZoom(canvas, plot, (t) => {
+      const b = Math.min(buckets - 1, Math.max(0, Math.floor(t / bucketS)));
+      const lines = ['t = ' + fmtTime(b * bucketS) + ' to ' + fmtTime((b + 1) * bucketS)];
+      for (const layer of layers) {
+        if (!layer.bytes[b] && !layer.recompute[b]) continue;
+        lines.push(layer.row.job.name + ': copied ' + fmtBytes(layer.bytes[b]) + '/s, recomputing ' +
+                   fmtFixed(100 * layer.recompute[b], 1) + '% of the time');
+      }
+      return lines.join('\n');
+    });
+    timeCharts.push({ draw });
+    const legend = el('div', { class: 'legend' });
+    for (const layer of layers) {
+      legend.append(el('span', {}, el('span', { class: 'swatch', style: 'background:' + jobColor(layer.row.index, 0) }),
+                       document.createTextNode(layer.row.job.name)));
+    }
+    s.append(legend);
+  }
+
   // --- the schedule ------------------------------------------------------------------------------
 
   /** A job's iterations from its delta-coded bars: requested, start and end in seconds. */
@@ -471,22 +568,52 @@
     return lo;
   }
 
+  /**
+   * What a job's iterations did beyond running (report_data.cpp, add_iteration_marks): the plan
+   * of each iteration (-1: none), its waits mid-way and its traffic by iteration, and the tries
+   * cut short as [start, end] in seconds.
+   */
+  function decodeMarks(job, n) {
+    const planOf = new Int32Array(n).fill(-1);
+    const runs = job.plan_runs || [];
+    for (let r = 0; r + 2 < runs.length; r += 3) {
+      for (let i = runs[r]; i < runs[r] + runs[r + 1] && i < n; i++) planOf[i] = runs[r + 2];
+    }
+    const waits = new Map(), traffic = new Map();
+    const w = job.waits || [];
+    for (let k = 0; k + 2 < w.length; k += 3) waits.set(w[k], { memory: w[k + 1] / 1e6, group: w[k + 2] / 1e6 });
+    const t = job.traffic || [];
+    for (let k = 0; k + 3 < t.length; k += 4) traffic.set(t[k], { out: t[k + 1], in: t[k + 2], recompute: t[k + 3] / 1e6 });
+    const restarted = [];
+    const c = job.restarted || [];
+    for (let k = 0; k + 1 < c.length; k += 2) restarted.push([c[k] / 1e6, c[k + 1] / 1e6]);
+    return { plans: job.plans || [], planOf, waits, traffic, restarted };
+  }
+
   function scheduleChart(jobs, system) {
     const s = section(null);
     const rows = jobs.map((job, index) => {
       const bars = decodeBars(job.bars);
       const setupStart = job.first_start_s - job.setup_s;
-      return { job, index, bars, setupStart,
+      return { job, index, bars, marks: decodeMarks(job, bars.n), setupStart,
                hasSetup: job.setup_s > 0 && (bars.n > 0 || job.status === 'completed') };
     });
+    const anyPlan = rows.some((row) => row.marks.plans.length);
+    const anyMemoryWait = rows.some((row) => [...row.marks.waits.values()].some((w) => w.memory > 0));
+    const anyGroupWait = rows.some((row) => [...row.marks.waits.values()].some((w) => w.group > 0));
+    const anyWait = anyMemoryWait || anyGroupWait;
+    const anyRestart = rows.some((row) => row.marks.restarted.length);
     const rowHeight = Math.max(4, Math.min(24, Math.floor(520 / Math.max(1, jobs.length))));
     const labels = rowHeight >= 10;
     const width = 1120, plotX = TIME_PLOT_X;
     const height = 10 + rowHeight * jobs.length + 30;
     const { canvas } = chartFrame(s, 'schedule-chart', 'Schedule',
       'One row per job: each iteration a bar in the job\'s colour (alternate shades), grey while it ' +
-      'waited for the policy, amber while the job was set up, red where it failed. Policy: ' +
-      system.policy + '.', width, height);
+      'waited for the policy, amber while the job was set up, red where it failed' +
+      (anyRestart ? ', purple where a try was cut short and run again' : '') +
+      (anyPlan ? '; a dark band along the bottom: the iteration ran under a footprint plan' : '') +
+      (anyWait ? '; an orange (memory) or teal (group boundary) band along the top: it waited mid-way, for as long as the tooltip says' : '') +
+      '. Policy: ' + system.policy + '.', width, height);
     const plot = { x: plotX, y: 10, w: width - plotX - 14, h: rowHeight * jobs.length };
     const group = svg('g', {}, canvas);
     const gap = rowHeight >= 8 ? 1.5 : 0.5;
@@ -499,8 +626,15 @@
       svg('rect', { x: plot.x, y: plot.y, width: plot.w, height: plot.h, fill: '#fbfbfc' }, group);
       for (const row of rows) {
         const top = plot.y + row.index * rowHeight;
-        const h = (rowHeight - gap).toFixed(1);
-        const paths = { run0: [], run1: [], waiting: [], setup: [], failed: [] };
+        const paths = { run0: [], run1: [], waiting: [], setup: [], failed: [], restarted: [],
+                        planned: [], memwait: [], groupwait: [] };
+        // Marks drawn as bands over the bars: [offset, height] as fractions of the row.
+        const bands = { planned: [0.6, 0.4], memwait: [0, 0.3], groupwait: [0, 0.3] };
+        const rect = (kind, a, b) => {
+          const band = bands[kind] || [0, 1];
+          const y0 = (top + band[0] * (rowHeight - gap)).toFixed(1), bh = (band[1] * (rowHeight - gap)).toFixed(1);
+          return 'M' + a.toFixed(1) + ' ' + y0 + 'h' + (b - a).toFixed(1) + 'v' + bh + 'h' + (a - b).toFixed(1) + 'Z';
+        };
         // Bars closer than a pixel merge: at a wide span a job's iterations become one band.
         const open = {};
         const add = (kind, from, to) => {
@@ -508,7 +642,7 @@
           const a = clip(from), b = Math.max(clip(to), a + 0.6);
           const current = open[kind];
           if (current && a - current[1] < 0.8) { current[1] = Math.max(current[1], b); return; }
-          if (current) paths[kind].push('M' + current[0].toFixed(1) + ' ' + top + 'h' + (current[1] - current[0]).toFixed(1) + 'v' + h + 'h' + (current[0] - current[1]).toFixed(1) + 'Z');
+          if (current) paths[kind].push(rect(kind, current[0], current[1]));
           open[kind] = [a, b];
         };
         if (row.hasSetup) add('setup', row.setupStart, row.job.first_start_s);
@@ -519,20 +653,23 @@
           const waitEnd = i === 0 && row.hasSetup ? row.setupStart : start[i];
           if (waitEnd > requested[i]) add('waiting', requested[i], waitEnd);
           add(narrow ? 'run0' : (i % 2 ? 'run1' : 'run0'), start[i], end[i]);
+          if (row.marks.planOf[i] >= 0) add('planned', start[i], end[i]);
+          const waited = row.marks.waits.get(i);
+          if (waited) add(waited.memory >= waited.group ? 'memwait' : 'groupwait', start[i], end[i]);
         }
+        for (const [from, to] of row.marks.restarted) add('restarted', from, to);
         if (row.job.status !== 'completed') {
           const from = row.job.unfinished_start_s !== null && row.job.unfinished_start_s !== undefined
             ? row.job.unfinished_start_s : row.job.end_s;
           add('failed', from, row.job.end_s);
         }
-        for (const kind of Object.keys(open)) {
-          const c = open[kind];
-          paths[kind].push('M' + c[0].toFixed(1) + ' ' + top + 'h' + (c[1] - c[0]).toFixed(1) + 'v' + h + 'h' + (c[0] - c[1]).toFixed(1) + 'Z');
-        }
+        for (const kind of Object.keys(open)) paths[kind].push(rect(kind, open[kind][0], open[kind][1]));
         const fills = { run0: jobColor(row.index, 0), run1: jobColor(row.index, 1),
                         waiting: STATE_COLORS.waiting, setup: STATE_COLORS.setup,
-                        failed: row.job.status === 'stopped' ? STATE_COLORS.stopped : STATE_COLORS.failed };
-        for (const kind of ['waiting', 'setup', 'run0', 'run1', 'failed']) {
+                        failed: row.job.status === 'stopped' ? STATE_COLORS.stopped : STATE_COLORS.failed,
+                        restarted: STATE_COLORS.restarted, planned: STATE_COLORS.planned,
+                        memwait: STATE_COLORS.memwait, groupwait: STATE_COLORS.groupwait };
+        for (const kind of ['waiting', 'setup', 'run0', 'run1', 'restarted', 'planned', 'memwait', 'groupwait', 'failed']) {
           if (paths[kind].length) svg('path', { d: paths[kind].join(''), fill: fills[kind], 'data-job': row.job.name, 'data-state': kind }, group);
         }
         if (labels) {
@@ -557,11 +694,21 @@
       const head = job.name + ' (' + (job.model || '') + ', ' + job.status + ')';
       if (row.hasSetup && t >= row.setupStart && t <= job.first_start_s)
         return head + '\nsetup ' + fmtTime(row.setupStart) + ' to ' + fmtTime(job.first_start_s) + ' (' + fmtTime(job.setup_s) + ')';
+      const cut = row.marks.restarted.find(([from, to]) => t >= from && t <= to);
+      if (cut) return head + '\na try cut short and run again: ' + fmtTime(cut[0]) + ' to ' + fmtTime(cut[1]) +
+        ' (every running iteration waited for memory another held; this one let go)';
       const i = firstEndingAfter(end, t);
       if (i < n && t >= requested[i]) {
         const lines = [head, 'iteration ' + i];
         if (start[i] > requested[i]) lines.push('waited ' + fmtTime(start[i] - requested[i]) + ' from ' + fmtTime(requested[i]));
         lines.push('ran ' + fmtTime(start[i]) + ' to ' + fmtTime(end[i]) + ' (' + fmtTime(end[i] - start[i]) + ')');
+        const marks = row.marks;
+        if (marks.planOf[i] >= 0) lines.push('under the plan ' + marks.plans[marks.planOf[i]]);
+        const waited = marks.waits.get(i);
+        if (waited && waited.memory > 0) lines.push('of which waiting for memory ' + fmtTime(waited.memory));
+        if (waited && waited.group > 0) lines.push('of which waiting at group boundaries ' + fmtTime(waited.group));
+        const moved = marks.traffic.get(i);
+        if (moved) lines.push('swapped out ' + fmtBytes(moved.out) + ', in ' + fmtBytes(moved.in) + ', recomputed for ' + fmtTime(moved.recompute));
         return lines.join('\n');
       }
       if (job.status !== 'completed' && t <= job.end_s + (view.t1 - view.t0) / plot.w * 2 &&
@@ -576,6 +723,10 @@
     item(STATE_COLORS.waiting, 'waiting for the policy');
     item(STATE_COLORS.setup, 'setup');
     item(STATE_COLORS.failed, 'failed');
+    if (anyRestart) item(STATE_COLORS.restarted, 'try cut short (restarted)');
+    if (anyPlan) item(STATE_COLORS.planned, 'under a footprint plan');
+    if (anyMemoryWait) item(STATE_COLORS.memwait, 'waited for memory mid-iteration');
+    if (anyGroupWait) item(STATE_COLORS.groupwait, 'waited at a group boundary');
     s.append(legend);
   }
 
@@ -684,7 +835,7 @@
 
     const planned = jobs.filter((job) => job.footprint);
     if (planned.length) {
-      const f = section('Footprint plans', 'Jobs run under a swap/recompute plan: the cost model\'s predictions and what the executor measured (TENSILE\'s MSR, EOR, CBR). A timeline of the swaps themselves is not recorded yet.');
+      const f = section('Footprint plans', 'Jobs run under a swap/recompute plan: the cost model\'s predictions and what the executor measured (TENSILE\'s MSR, EOR, CBR). The traffic chart above spreads each iteration\'s copies over its span.');
       const fp = (name, title, format) => ({ field: name, title, value: (job) => job.footprint[name], format });
       const ratio = (v) => fmtFixed(v, 3);
       table(f, 'footprint-table', [col('name', 'job', null, { text: true }),
@@ -813,6 +964,7 @@
       view.t1 = view.full[1];
       if (data.memory) memoryChart(data.memory, system, data.jobs);
       else section('Memory', 'No timeline was given: `tandem report RESULTS --timeline TIMELINE.csv` (or --report on tandem run and tandem sim) draws it.');
+      if (data.jobs.length) trafficChart(data.jobs, system);
       if (data.jobs.length) scheduleChart(data.jobs, system);
       runTables(system, data.jobs);
       for (const chart of timeCharts) chart.draw();
