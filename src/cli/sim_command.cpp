@@ -133,6 +133,8 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
   setup.overrides = {options.policy, options.budget, std::nullopt, options.policy_planner};
   setup.options.seed = options.seed;
   setup.options.jitter = options.jitter;
+  // A batch sweep reports the batches at which a job cannot fit as failed rows.
+  setup.refuse_jobs_that_never_fit = options.sweep_batch.empty();
   if (options.planner) {
     setup.planning = sim::job_planning{
         .planner = *options.planner,

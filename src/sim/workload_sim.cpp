@@ -462,12 +462,49 @@ std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const s
   return jobs;
 }
 
+namespace {
+
+/// Refuses a job that no policy can run: its least iteration alone holds more regions than the
+/// largest budget of the run (unified memory pages instead, so it is not checked).
+void check_jobs_fit_alone(const runtime::workload& spec, const std::vector<simulated_job>& jobs,
+                          const device_model& device) {
+  if (device.unified_memory) return;
+  std::size_t largest_budget = device.budget;
+  for (const auto& change : spec.device.budget_schedule) {
+    largest_budget = std::max(largest_budget, change.bytes);
+  }
+  for (const auto& job : jobs) {
+    std::size_t least = job.profile->held.peak();
+    const bool planned = job.variants != nullptr && job.variants->profiles.size() > 1;
+    if (job.variants != nullptr) {
+      for (const auto& variant : job.variants->profiles)
+        least = std::min(least, variant->held.peak());
+    }
+    if (least <= largest_budget) continue;
+    const std::string what = planned ? " under its smallest plan"
+                             : !job.profile->plan.empty()
+                                 ? " under its plan (" + job.profile->plan + ")"
+                                 : "";
+    fail_at(spec, job.spec.line,
+            "job '" + job.spec.name + "' holds " + format_bytes(least) +
+                " of regions at its peak even alone" + what + ", more than the budget of " +
+                format_bytes(largest_budget) +
+                " ever allows, so it would fail under every "
+                "policy; raise the budget (--budget), lower its batch_size" +
+                (planned ? std::string()
+                         : ", or let plans shrink it (--policy-planner tensile, or --planner)"));
+  }
+}
+
+}  // namespace
+
 runtime::run_result simulate_workload(const runtime::workload& spec, const sim_setup& setup,
                                       std::vector<planned_job_summary>* plans) {
   validate_simulation(spec, setup);
   const auto device = simulated_device(spec, setup);
   const auto jobs = simulated_jobs(spec, setup, plans);
   check_simulated_work(spec, jobs, setup.options.horizon_s);
+  if (setup.refuse_jobs_that_never_fit) check_jobs_fit_alone(spec, jobs, device);
   auto name = runtime::policy_name(spec, setup.overrides);
   auto context = runtime::policy_context_of(spec, setup.overrides, device.budget);
   // MPS shares compute and memory like spatial sharing; what differs is the memory model.

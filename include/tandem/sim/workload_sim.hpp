@@ -35,6 +35,10 @@ struct sim_setup {
   /// Plans every training job's iteration (gpu only: recorded profiles carry no access sequence
   /// yet); none: every job replays its profile as generated.
   std::optional<job_planning> planning;
+  /// Refuse (config_error) a job whose smallest iteration, under its smallest plan when plans
+  /// are offered, holds more regions than the budget ever allows: it would fail under every
+  /// policy. Off for searches that probe sizes by failing runs (maxbatch, batch sweeps).
+  bool refuse_jobs_that_never_fit = false;
   sim_options options;
 };
 
