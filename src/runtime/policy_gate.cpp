@@ -38,7 +38,6 @@ void policy_gate::depart(memory::job_id job, const std::function<void()>& releas
   if (!driver_.present(job)) return;  // already gone: departing is idempotent
   granted_.erase(job);
   variants_.erase(job);
-  restarts_owed_.erase(job);
   std::exception_ptr release_failure;
   if (release) {
     try {
@@ -173,24 +172,21 @@ void policy_gate::sleep_until(double seconds) {
 schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool restartable,
                                                        std::size_t refused_bytes) {
   std::lock_guard lock(mutex_);
-  const auto verdict = driver_.memory_wait(job, restartable, refused_bytes);
-  if (verdict == schedule::memory_wait_verdict::restart_iteration) restarts_owed_.insert(job);
-  return verdict;
+  return driver_.memory_wait(job, restartable, refused_bytes);
 }
 
 bool policy_gate::restart_owed(memory::job_id job) const {
   std::lock_guard lock(mutex_);
-  return restarts_owed_.contains(job);
+  return driver_.restart_owed(job);
 }
 
 void policy_gate::inject_restart(memory::job_id job) {
   std::lock_guard lock(mutex_);
-  restarts_owed_.insert(job);
+  driver_.owe_restart(job);
 }
 
 void policy_gate::restart_iteration(memory::job_id job, schedule::iteration_report report) {
   std::lock_guard lock(mutex_);
-  restarts_owed_.erase(job);
   driver_.restart_iteration(job, std::move(report));
   dispatch_locked();
 }

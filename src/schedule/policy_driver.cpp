@@ -55,7 +55,7 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
       // Its regions are coming back (restarted or failed): until it reports the restart or
       // leaves, the others wait for them rather than let go too.
       end_memory_wait(job);
-      letting_go_[job] = refused_bytes;
+      letting_go_[job] = {refused_bytes, verdict == memory_wait_verdict::restart_iteration};
       if (verdict == memory_wait_verdict::restart_iteration && !others_running(job)) {
         restarting_alone_.insert(job);
       }
@@ -150,8 +150,10 @@ double policy_driver::memory_waited_s(job_id job) const {
 
 void policy_driver::restart_iteration(job_id job, iteration_report report) {
   // The borrow it was refused ends the curve: the least the iteration needs.
-  if (const auto found = letting_go_.find(job); found != letting_go_.end() && found->second > 0) {
-    report.held.steps.push_back({report.held.duration_s, static_cast<std::int64_t>(found->second)});
+  if (const auto found = letting_go_.find(job);
+      found != letting_go_.end() && found->second.refused_bytes > 0) {
+    report.held.steps.push_back(
+        {report.held.duration_s, static_cast<std::int64_t>(found->second.refused_bytes)});
   }
   if (restarting_alone_.erase(job) > 0) {
     auto& furthest = alone_cut_peak_[job];
@@ -161,6 +163,16 @@ void policy_driver::restart_iteration(job_id job, iteration_report report) {
   }
   report.restarted = true;
   finish_iteration(job, report);
+}
+
+bool policy_driver::restart_owed(job_id job) const {
+  const auto found = letting_go_.find(job);
+  return found != letting_go_.end() && found->second.restarts;
+}
+
+void policy_driver::owe_restart(job_id job) {
+  end_memory_wait(job);
+  letting_go_[job] = {0, true};
 }
 
 void policy_driver::arrive(const job_info& job) {

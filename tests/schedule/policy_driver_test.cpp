@@ -162,6 +162,27 @@ TEST(PolicyDriverMemoryWaits, TheTimeSpentWaitingIsKeptPerJob) {
   EXPECT_DOUBLE_EQ(run.driver.memory_waited_s(1), 2.0);
 }
 
+TEST(PolicyDriverMemoryWaits, ARestartIsOwedFromItsVerdictOrAnInjectionUntilReported) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(2, true), verdict::restart_iteration);
+  EXPECT_TRUE(run.driver.restart_owed(2));
+  EXPECT_FALSE(run.driver.restart_owed(1));
+  run.driver.restart_iteration(2, {});
+  EXPECT_FALSE(run.driver.restart_owed(2));
+  // A give-up owes no restart.
+  two_running other;
+  ASSERT_EQ(other.driver.memory_wait(1, false), verdict::keep_waiting);
+  ASSERT_EQ(other.driver.memory_wait(2, false), verdict::give_up);
+  EXPECT_FALSE(other.driver.restart_owed(2));
+  // An injected restart is owed as one judged so, and the others wait for its regions.
+  other.driver.owe_restart(1);
+  EXPECT_TRUE(other.driver.restart_owed(1));
+  other.driver.depart(2);
+  other.driver.depart(1);
+  EXPECT_FALSE(other.driver.restart_owed(1));
+}
+
 /// Lets nobody start, ever: a policy bug the driver must name.
 class never_start final : public policy {
  public:

@@ -26,7 +26,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -169,7 +168,6 @@ class policy_gate {
   std::condition_variable changed_;
   std::map<memory::job_id, schedule::grant> granted_;  // not yet taken by their threads
   std::map<memory::job_id, std::size_t> variants_;     // of each job's latest iteration start
-  std::set<memory::job_id> restarts_owed_;             // told to restart, not yet reported
   std::string closed_;                                 // non-empty once closed: the reason
   bool stopping_ = false;                              // stop() was called
   // Wakes sleep_until only, so that a sleeper is not woken by every event.

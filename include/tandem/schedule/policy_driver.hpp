@@ -159,6 +159,12 @@ class policy_driver {
   /// restarted (an event; `report` measured up to the cut, with restarted set) and the job asks
   /// to start it again with request_start.
   void restart_iteration(job_id job, iteration_report report);
+  /// Whether `job` was told to restart its iteration (a restart_iteration verdict, or
+  /// owe_restart) and has not reported the restart, nor left.
+  [[nodiscard]] bool restart_owed(job_id job) const;
+  /// Makes running `job` owe a restart as if a memory wait had been judged so (an injected
+  /// fault); the others wait for its regions meanwhile, as after that verdict.
+  void owe_restart(job_id job);
 
   /// Grants given since the last call, in the order given.
   [[nodiscard]] std::vector<grant> take_grants();
@@ -212,8 +218,13 @@ class policy_driver {
 
   std::map<job_id, memory_waiter> memory_waits_;  // waiting for regions
   std::map<job_id, double> memory_waited_s_;      // waits ended, by job
-  // Told to restart or give up, not yet restarted or gone: the borrow it was refused.
-  std::map<job_id, std::size_t> letting_go_;
+  // Told to restart or give up, not yet restarted or gone: the borrow it was refused, and
+  // which of the two.
+  struct letting_go {
+    std::size_t refused_bytes = 0;
+    bool restarts = false;
+  };
+  std::map<job_id, letting_go> letting_go_;
   // Restarted while running alone, since its last whole iteration: how far its latest cut got
   // (its report's peak), and whether that was no further than the one before (then the next
   // time it waits alone fails: it makes no progress).
