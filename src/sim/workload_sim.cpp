@@ -167,6 +167,30 @@ generated_job generate_job(const runtime::workload& spec, const sim_setup& setup
           nullptr};
 }
 
+/// Joint plans made again for regions above the device's budget, at most this many times.
+constexpr int max_joint_attempts = 4;
+
+/// The most regions `profiles` hold together, their iterations started at once (as a joint plan
+/// prices them).
+std::size_t held_together(const std::vector<job_profile>& profiles) {
+  std::vector<schedule::usage_step> steps;
+  std::int64_t held = 0;
+  for (const auto& profile : profiles) {
+    held += static_cast<std::int64_t>(profile.held.held_at_start);
+    steps.insert(steps.end(), profile.held.steps.begin(), profile.held.steps.end());
+  }
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const auto& a, const auto& b) { return a.at_s < b.at_s; });
+  std::int64_t most = held;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    held += steps[i].delta;
+    // What is held at the end of an instant: every step at it applied.
+    if (i + 1 < steps.size() && steps[i + 1].at_s == steps[i].at_s) continue;
+    most = std::max(most, held);
+  }
+  return static_cast<std::size_t>(std::max<std::int64_t>(most, 0));
+}
+
 /// Every job of the workload planned together by a joint planner (TENSILE): one budget for all
 /// of them (the plan budget's share of the jobs' vanilla peaks added up, else the device's
 /// budget), their copies on one channel, priced by predict_together as if they started
@@ -200,21 +224,45 @@ std::vector<generated_job> generate_jointly(const runtime::workload& spec, const
   std::vector<footprint::joint_job> joint;
   for (const auto& sequence : sequences) joint.push_back({&sequence, 1.0});
   const auto planner = footprint::make_planner(planning.planner);
-  const auto plans =
-      footprint::plan_jobs(*planner, joint, {.budget_bytes = budget_bytes, .costs = costs});
-  for (std::size_t j = 0; j < sequences.size(); ++j) priced[j].plan = &plans[j];
-  const auto predictions = footprint::predict_together(priced, costs);
+  std::vector<footprint::plan> plans;
+  std::vector<footprint::prediction> predictions;
+  std::vector<job_profile> profiles;
+  // For the device's budget, as plan_for_share does for one job: the plans are made in the cost
+  // model's bytes, the jobs hold whole regions, so where the regions held together come above
+  // the budget the jobs are planned again below what the plans reached, by the excess.
+  std::size_t plan_bytes = budget_bytes;
+  for (int attempt = 0; attempt < max_joint_attempts; ++attempt) {
+    auto again =
+        footprint::plan_jobs(*planner, joint, {.budget_bytes = plan_bytes, .costs = costs});
+    const auto same = [&] {
+      return std::equal(again.begin(), again.end(), plans.begin(), plans.end(),
+                        [](const auto& a, const auto& b) { return a.decisions == b.decisions; });
+    };
+    if (attempt > 0 && same()) break;  // the planner made the same plans: nothing gained
+    plans = std::move(again);
+    for (std::size_t j = 0; j < sequences.size(); ++j) priced[j].plan = &plans[j];
+    predictions = footprint::predict_together(priced, costs);
+    profiles.clear();
+    for (std::size_t j = 0; j < sequences.size(); ++j) {
+      profiles.push_back(plans[j].decisions.empty()
+                             ? vanilla[j]
+                             : profile_from_prediction(vanilla[j], sequences[j], predictions[j],
+                                                       planning.planner, region_size));
+    }
+    if (planning.budget) break;  // a share of the peaks is a budget in the cost model's bytes
+    const auto held = held_together(profiles);
+    const auto reached = std::min(plan_bytes, footprint::system_peak_of(predictions).bytes);
+    if (held <= budget_bytes || held - budget_bytes >= reached) break;
+    plan_bytes = reached - (held - budget_bytes);
+  }
   std::vector<generated_job> out;
   for (std::size_t j = 0; j < sequences.size(); ++j) {
-    auto profile = plans[j].decisions.empty()
-                       ? vanilla[j]
-                       : profile_from_prediction(vanilla[j], sequences[j], predictions[j],
-                                                 planning.planner, region_size);
+    auto profile = std::move(profiles[j]);
     planned_job_summary summary{
         .job = "",
         .planner = planning.planner,
         .budget = budget,
-        .budget_bytes = budget_bytes,
+        .budget_bytes = plan_bytes,
         .decisions = plans[j].decisions.size(),
         .vanilla_peak_bytes = vanilla_predictions[j].peak_bytes,
         .planned_peak_bytes = predictions[j].peak_bytes,
