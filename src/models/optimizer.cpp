@@ -12,6 +12,12 @@ std::vector<std::string> optimizer_names() {
   return {"sgd", "adam"};
 }
 
+int optimizer_state_tensors(const std::string& name) {
+  if (name == "sgd") return 1;   // the momentum buffer
+  if (name == "adam") return 2;  // the first and second moments
+  TANDEM_FAIL(config_error, "unknown optimizer '" + name + "'; known optimizers: sgd, adam");
+}
+
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const std::string& name,
                                                         std::vector<torch::Tensor> params,
                                                         double learning_rate) {

@@ -151,6 +151,29 @@ void validate_training_workload(const workload& spec, const run_options& options
             "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
             "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
   }
+  // What a job keeps for good (its parameters and, training, their gradients and the
+  // optimizer's state) needs room under some budget of the run: neither a policy nor a plan (the
+  // executor moves neither) can run it otherwise. Refused now rather than failed out of memory.
+  std::size_t largest_budget = budget_of(spec, options.overrides);
+  for (const auto& change : spec.device.budget_schedule) {
+    largest_budget = std::max(largest_budget, change.bytes);
+  }
+  for (const auto& job : spec.jobs) {
+    const auto parameters = static_cast<std::size_t>(
+        models::make_model(job.model, to_model_options(spec, job))->parameter_count());
+    const bool training = job.kind == job_kind::training;
+    const auto copies =
+        training ? 2 + static_cast<std::size_t>(models::optimizer_state_tensors(job.optimizer)) : 1;
+    const auto least = parameters * sizeof(float) * copies;
+    if (least <= largest_budget) continue;
+    fail_at(spec, job.line,
+            "job '" + job.name + "' (" + job.model + ", " + std::to_string(parameters) +
+                " parameters) needs at least " + format_bytes(least) + " for its parameters" +
+                (training ? ", their gradients and " + job.optimizer + "'s state" : "") +
+                ", more than the budget of " + format_bytes(largest_budget) +
+                " ever allows; raise the budget (--budget, or [device] budget) or choose a "
+                "smaller model");
+  }
   for (const auto& job : spec.jobs) {
     if (job.kind != job_kind::training || !planner_of(job, options.overrides) || !job.iterations)
       continue;

@@ -175,6 +175,27 @@ TEST(Session, ExclusiveRunsJobsToCompletionInArrivalOrder) {
   EXPECT_GT(second.wait_s, 0.0);
 }
 
+TEST(Session, AJobWhoseWeightsCannotFitAnyBudgetOfTheRunIsRefusedBeforeItRuns) {
+  // ~120 MiB of weights, as many gradients and momenta: 360 MiB against 64 MiB, which a raise
+  // to 128 MiB later in the run does not cure either.
+  const auto spec =
+      parse(device_table("64MiB",
+                         "budget_schedule = [{ at = \"1s\", budget = "
+                         "\"128MiB\" }]") +
+            "[policy]\nname = \"scrooge\"\n" + mlp_job("big", 4096, 5) + mlp_job("small", 64, 20));
+  try {
+    static_cast<void>(run_workload(spec));
+    FAIL() << "a job that can never fit ran";
+  } catch (const config_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("job 'big' (mlp, "), std::string::npos) << message;
+    EXPECT_NE(message.find("for its parameters, their gradients and sgd's state, more than the "
+                           "budget of 128.00 MiB ever allows"),
+              std::string::npos)
+        << message;
+  }
+}
+
 // A job of ~120 MiB of weights (SGD momentum doubles them) beside one of ~1 MiB.
 std::string big_and_small(const std::string& policy, const std::string& budget) {
   return device_table(budget) + "[policy]\nname = \"" + policy + "\"\n" + mlp_job("big", 4096, 5) +
@@ -182,7 +203,14 @@ std::string big_and_small(const std::string& policy, const std::string& budget) 
 }
 
 TEST(Session, SpatialWithTooSmallABudgetFailsTheJobThatDoesNotFitAndTheOtherFinishes) {
-  const auto run = run_workload(parse(big_and_small("spatial", "64MiB")));
+  // A ResNet-20 at batch 256: 3 MiB of weights, momentum and gradients, which the budget has
+  // room for (a job whose weights alone cannot fit is refused before it runs), and hundreds of
+  // MiB of feature maps, which it has not.
+  const auto run = run_workload(
+      parse(device_table("64MiB") + "[policy]\nname = \"spatial\"\n" +
+            "[[job]]\nname = \"big\"\nmodel = \"resnet20\"\nbatch_size = 256\niterations = 3\n"
+            "[job.model_options]\nimage_side = 32\n\n" +
+            mlp_job("small", 64, 20)));
   const auto& big = job_named(run, "big");
   const auto& small = job_named(run, "small");
   EXPECT_EQ(big.status, job_status::failed);
