@@ -40,6 +40,7 @@ std::string results_table(const runtime& rt) {
 struct python_job {
   std::unique_ptr<job> handle;
   std::unique_ptr<iteration_scope> iteration;
+  std::unique_ptr<tandem::api::restartable_part> restartable;  ///< within `iteration`
   std::unique_ptr<persistent_scope> persistent;
 };
 
@@ -161,8 +162,21 @@ PYBIND11_MODULE(_tandem, m) {
             j.iteration->report_loss(loss);
           },
           py::arg("loss"))
+      .def("begin_restartable",
+           [](python_job& j) {
+             TANDEM_EXPECTS(j.iteration != nullptr, tandem::usage_error,
+                            "restartable() outside an iteration: use it inside `with "
+                            "job.iteration() as step:` (as `with step.restartable():`)");
+             TANDEM_EXPECTS(j.restartable == nullptr, tandem::usage_error,
+                            "job '" + j.handle->name() + "': restartable() is already open");
+             // The model's buffers are saved and written back by the Python half.
+             j.restartable =
+                 std::make_unique<tandem::api::restartable_part>(j.iteration->restartable());
+           })
+      .def("end_restartable", [](python_job& j) { j.restartable.reset(); })
       .def("end_iteration",
            [](python_job& j) {
+             j.restartable.reset();
              if (j.iteration == nullptr) return;
              auto scope = std::move(j.iteration);
              py::gil_scoped_release released;
@@ -171,10 +185,13 @@ PYBIND11_MODULE(_tandem, m) {
       .def(
           "fail_iteration",
           [](python_job& j, const std::string& reason) {
-            if (j.iteration == nullptr) return;
+            // True when the policy had cut the iteration short in its restartable part: the
+            // job goes on (Job.run_iteration runs the iteration again); else it fails.
+            j.restartable.reset();
+            if (j.iteration == nullptr) return false;
             auto scope = std::move(j.iteration);
             py::gil_scoped_release released;
-            scope->fail(reason);
+            return scope->end_after_exception(reason);
           },
           py::arg("reason"))
       .def("begin_persistent",
@@ -187,6 +204,7 @@ PYBIND11_MODULE(_tandem, m) {
       .def(
           "fail",
           [](python_job& j, const std::string& reason) {
+            j.restartable.reset();
             auto scope = std::move(j.iteration);
             py::gil_scoped_release released;
             if (scope != nullptr) scope->fail(reason);
@@ -195,6 +213,7 @@ PYBIND11_MODULE(_tandem, m) {
           py::arg("reason"))
       .def("leave", [](python_job& j) {
         // An iteration still open here was cut short: the job fails rather than count it.
+        j.restartable.reset();
         auto scope = std::move(j.iteration);
         j.persistent.reset();
         py::gil_scoped_release released;

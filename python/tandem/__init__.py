@@ -25,7 +25,7 @@ function the block calls. One Runtime is alive in a process at a time.
 import json
 import traceback
 
-import torch  # noqa: F401  (the libtorch the compiled half installs its allocator in)
+import torch  # the libtorch the compiled half installs its allocator in
 
 from ._tandem import ConfigError, Error, Stopped, UsageError
 from ._tandem import Runtime as _Runtime
@@ -36,6 +36,8 @@ __all__ = ["Runtime", "Job", "ConfigError", "UsageError", "Stopped", "Error"]
 class _Iteration:
     def __init__(self, job):
         self._job = job
+        self._buffers = []  # (buffer, saved copy) of the model a restartable part named
+        self.restarted = False  # the policy cut it short in its restartable part
 
     def __enter__(self):
         self._job.begin_iteration()
@@ -45,11 +47,40 @@ class _Iteration:
         """The iteration's loss, for the results' first and last loss."""
         self._job.report_loss(float(loss))
 
+    def restartable(self, model=None):
+        """`with step.restartable(model):` around the forward pass: while inside, a wait for
+        memory that every running iteration shares may end with this iteration cut short (an
+        exception) instead of a job failing; Job.run_iteration then runs it again. Not the
+        backward pass or the optimizer step: they cannot be undone. `model`'s buffers (batch
+        norm's running statistics) are saved and written back if the iteration is cut."""
+        return _Restartable(self, model)
+
     def __exit__(self, kind, value, trace):
         if kind is None:
             self._job.end_iteration()
         else:
-            self._job.fail_iteration(f"{kind.__name__}: {value}")
+            self.restarted = self._job.fail_iteration(f"{kind.__name__}: {value}")
+            if self.restarted:
+                with torch.no_grad():
+                    for buffer, saved in self._buffers:
+                        buffer.copy_(saved)
+        self._buffers = []
+        return False
+
+
+class _Restartable:
+    def __init__(self, step, model):
+        self._step = step
+        self._model = model
+
+    def __enter__(self):
+        if self._model is not None:
+            self._step._buffers = [(b, b.detach().clone()) for b in self._model.buffers()]
+        self._step._job.begin_restartable()
+        return self
+
+    def __exit__(self, kind, value, trace):
+        self._step._job.end_restartable()
         return False
 
 
@@ -88,6 +119,22 @@ class Job:
     def persistent(self):
         """`with job.persistent():` tags what is made inside (weights, optimizer state)."""
         return _Persistent(self._handle)
+
+    def run_iteration(self, body):
+        """Runs one iteration: `body(step)` is called, and called again on a new iteration each
+        time the policy cut it short inside `with step.restartable(...)` (the job's `restarts`
+        count them). Anything else that leaves `body` fails the job and is raised."""
+        while True:
+            step = _Iteration(self._handle)
+            try:
+                with step:
+                    body(step)
+                return
+            except Exception as error:  # noqa: BLE001  (re-raised unless it was a restart)
+                if not step.restarted:
+                    raise
+                # The cut try's frames hold its tensors: let them go before running it again.
+                traceback.clear_frames(error.__traceback__)
 
     def fail(self, reason):
         self._handle.fail(str(reason))

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "../runtime/buffer_snapshot.hpp"
 #include "../runtime/group_gate.hpp"
 #include "../runtime/iteration_runner.hpp"
 #include "../runtime/shared_device.hpp"
@@ -141,6 +142,9 @@ struct job::state {
   tandem::runtime::detail::iteration_runner::waits waited_before;  ///< at its start
   double start_s = 0;
   double loss = 0;
+  /// The buffers of the model a restartable part named, saved at its start; written back when
+  /// the iteration is cut short.
+  std::optional<tandem::runtime::detail::buffer_snapshot> buffers;
 
   [[nodiscard]] tandem::runtime::detail::training_context& context() const {
     return owner->device->context();
@@ -196,6 +200,27 @@ iteration_scope::~iteration_scope() {
   }
 }
 
+restartable_part iteration_scope::restartable(torch::nn::Module* model) {
+  TANDEM_EXPECTS(job_ != nullptr, usage_error, "restartable on an iteration already ended");
+  auto& s = *job_->state_;
+  s.buffers.reset();
+  if (model != nullptr) {
+    tandem::runtime::detail::buffer_snapshot saved;
+    // A buffer that could not be written back exactly: the part is not restartable.
+    if (!saved.save(*model)) return restartable_part(false);
+    s.buffers.emplace(std::move(saved));
+  }
+  return restartable_part(true);
+}
+
+restartable_part::restartable_part(bool marks) {
+  if (marks) scope_ = std::make_unique<tandem::runtime::restartable_scope>();
+}
+
+restartable_part::restartable_part(restartable_part&& other) noexcept = default;
+
+restartable_part::~restartable_part() = default;
+
 void iteration_scope::report_loss(double loss) {
   TANDEM_EXPECTS(job_ != nullptr, usage_error, "report_loss on an iteration already ended");
   job_->state_->loss = loss;
@@ -206,6 +231,12 @@ void iteration_scope::end() {
   TANDEM_EXPECTS(job_ != nullptr, usage_error, "end on an iteration already ended");
   auto* owner = std::exchange(job_, nullptr);
   owner->end_iteration(std::nullopt);
+}
+
+bool iteration_scope::end_after_exception(const std::string& why) {
+  TANDEM_EXPECTS(job_ != nullptr, usage_error, "ending an iteration already ended");
+  auto* owner = std::exchange(job_, nullptr);
+  return owner->end_iteration(why);
 }
 
 void iteration_scope::fail(const std::string& reason) {
@@ -270,18 +301,52 @@ iteration_scope job::iteration() {
   return iteration_scope(*this);
 }
 
-void job::end_iteration(std::optional<std::string> failure) {
+void job::run_iteration(const std::function<void(iteration_scope&)>& body) {
+  for (;;) {
+    auto step = iteration();
+    try {
+      body(step);
+    } catch (...) {
+      // Libtorch may rethrow iteration_restarted as its own error: the gate knows.
+      std::string why = "an exception left iteration " + std::to_string(iterations());
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        why = e.what();
+      } catch (...) {
+      }
+      if (step.end_after_exception(why)) continue;  // cut short: it runs again
+      throw;
+    }
+    step.end();
+    return;
+  }
+}
+
+bool job::end_iteration(std::optional<std::string> failure) {
   auto& s = *state_;
-  if (!s.in_iteration) return;
+  if (!s.in_iteration) return false;
   s.expect_own_thread("ending an iteration");
   s.in_iteration = false;
   s.iteration_kind.reset();
+  if (failure && s.context().gate.restart_owed(s.id)) {
+    // Told to let go: the model's buffers as they were, what the iteration took back, and the
+    // policy hears of the restart; the job asks to start the iteration again.
+    if (s.buffers) s.buffers->restore();
+    s.buffers.reset();
+    auto cut = s.runner->abandon(s.start_s);
+    s.result.restarted_attempts.push_back({s.start_s, cut.end_s});
+    ++s.result.restarts;
+    s.context().gate.restart_iteration(s.id, std::move(cut));
+    return true;
+  }
+  s.buffers.reset();
   if (failure) {
     s.result.unfinished_start_s = s.start_s;
     // The policy sees the job leave now, so that nobody waits on it; the pool, once the job
     // itself goes (after the user's tensors, which it outlives), in leave().
     s.stop_with(tandem::runtime::job_status::failed, *failure);
-    return;
+    return false;
   }
   const auto report = s.runner->end(s.start_s);
   // What the job holds between iterations, measured while it still holds it (its model is gone
@@ -299,6 +364,7 @@ void job::end_iteration(std::optional<std::string> failure) {
   record.group_wait_s = waited.group_s - s.waited_before.group_s;
   s.result.iteration_log.push_back(std::move(record));
   s.context().gate.finish_iteration(s.id, report);
+  return false;
 }
 
 persistent_scope job::persistent() {

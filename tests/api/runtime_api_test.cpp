@@ -238,4 +238,123 @@ TEST(RuntimeApi, ALowerBudgetWhileJobsRunMakesThemWaitNotFail) {
   for (const auto& j : run.jobs) EXPECT_EQ(j.status, job_status::completed) << j.error;
 }
 
+/// A user's model with batch norm, whose running statistics a forward pass updates in place.
+struct NormedMlp : torch::nn::Module {
+  NormedMlp()
+      : hidden(register_module("hidden", torch::nn::Linear(64, 128))),
+        norm(register_module("norm", torch::nn::BatchNorm1d(128))),
+        out(register_module("out", torch::nn::Linear(128, 4))) {}
+  torch::Tensor forward(const torch::Tensor& x) {
+    return out->forward(torch::relu(norm->forward(hidden->forward(x))));
+  }
+  torch::nn::Linear hidden;
+  torch::nn::BatchNorm1d norm;
+  torch::nn::Linear out;
+};
+
+struct restart_outcome {
+  std::vector<double> losses;
+  std::vector<float> running_mean;  ///< copied out: a tensor would outlive the job's memory
+  int attempts = 0;
+};
+
+/// Three iterations of a user's loop through run_iteration; its second takes 4 MiB at the end of
+/// its forward pass, inside the restartable part. `holder_gone`, when given, is awaited before
+/// the second try of that take (the holder leaves once it sees the first cut short).
+restart_outcome train_restartably(runtime& rt, std::atomic<int>* second_try_started,
+                                  std::atomic<bool>* holder_gone) {
+  restart_outcome outcome;
+  auto j = rt.join("restarting", {.model = "normed-mlp", .batch_size = 16, .iterations = 3});
+  std::shared_ptr<NormedMlp> net;
+  std::unique_ptr<torch::optim::SGD> optimizer;
+  {
+    static std::mutex initialization;
+    const std::lock_guard lock(initialization);
+    torch::manual_seed(5);
+    auto persistent = j.persistent();
+    net = std::make_shared<NormedMlp>();
+    optimizer =
+        std::make_unique<torch::optim::SGD>(net->parameters(), torch::optim::SGDOptions(0.05));
+  }
+  auto generator = at::detail::createCPUGenerator(13);
+  const auto x = torch::randn({16, 64}, generator);
+  const auto y = torch::randint(0, 4, {16}, generator);
+  for (int i = 0; i < 3; ++i) {
+    j.run_iteration([&](tandem::api::iteration_scope& step) {
+      optimizer->zero_grad();
+      torch::Tensor loss;
+      {
+        auto part = step.restartable(net.get());
+        auto logits = net->forward(x);
+        if (i == 1) {
+          if (++outcome.attempts == 2 && second_try_started != nullptr) {
+            second_try_started->store(2);
+            while (!holder_gone->load()) std::this_thread::yield();
+          }
+          auto scratch = torch::ones({1024 * 1024});  // 4 MiB
+          logits = logits + scratch.sum() * 0;
+        }
+        loss = torch::nn::functional::cross_entropy(logits, y);
+      }
+      loss.backward();
+      optimizer->step();
+      outcome.losses.push_back(loss.item<double>());
+      step.report_loss(outcome.losses.back());
+    });
+  }
+  const auto mean = net->norm->running_mean.contiguous();
+  outcome.running_mean.assign(mean.data_ptr<float>(), mean.data_ptr<float>() + mean.numel());
+  return outcome;
+}
+
+TEST(RuntimeApi, AUserLoopCutShortInItsRestartablePartRunsTheIterationAgain) {
+  // 12 MiB of 2 MiB regions. A holder keeps 8 MiB between iterations and runs none; the user's
+  // loop, alone mid-iteration, wants 4 MiB more than is left. Waiting beside an idle holder, it
+  // lets go (a restart) rather than fail; the holder then leaves and the second try fits. The
+  // rerun computes what a run never cut computes: the same losses, batch norm's statistics
+  // written back.
+  restart_outcome alone;
+  {
+    runtime rt(options("temporal", "12MiB"));
+    alone = train_restartably(rt, nullptr, nullptr);
+  }
+  ASSERT_EQ(alone.losses.size(), 3u);
+  for (const std::string policy : {"temporal", "scrooge"}) {
+    SCOPED_TRACE(policy);
+    runtime rt(options(policy, "12MiB"));
+    std::atomic<int> second_try{0};
+    std::atomic<bool> holder_gone{false};
+    std::atomic<bool> holding{false};
+    std::thread holder([&] {
+      auto j = rt.join("holder", {.model = "blob", .batch_size = 1});
+      {
+        torch::Tensor blob;
+        {
+          auto persistent = j.persistent();
+          blob = torch::ones({2 * 1024 * 1024});  // 8 MiB
+        }
+        holding = true;
+        while (second_try.load() < 2) std::this_thread::yield();
+      }
+      j.leave();
+      holder_gone = true;
+    });
+    while (!holding.load()) std::this_thread::yield();
+    restart_outcome cut;
+    std::thread user([&] { cut = train_restartably(rt, &second_try, &holder_gone); });
+    user.join();
+    holder.join();
+    EXPECT_EQ(cut.attempts, 2);
+    EXPECT_EQ(cut.losses, alone.losses);
+    EXPECT_EQ(cut.running_mean, alone.running_mean);
+    const auto run = rt.results();
+    const auto& restarted = named(run, "restarting");
+    EXPECT_EQ(restarted.status, job_status::completed) << restarted.error;
+    EXPECT_EQ(restarted.iterations, 3);
+    EXPECT_EQ(restarted.restarts, 1);
+    EXPECT_EQ(restarted.restarted_attempts.size(), 1u);
+    EXPECT_LE(run.peak_reserved_bytes, 12u << 20);
+  }
+}
+
 }  // namespace

@@ -111,6 +111,92 @@ def test_a_failing_trial_leaves_the_other_as_it_would_be_alone():
     rt.close()
 
 
+class NormedMlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.BatchNorm1d(128),
+                                          torch.nn.ReLU(), torch.nn.Linear(128, 4))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def train_restartably(rt, outcome, second_try=None, holder_gone=None):
+    """Three iterations through run_iteration; the second takes 4 MiB at the end of its forward
+    pass, inside the restartable part, and on its second try first waits for `holder_gone`."""
+    with rt.join("restarting", model="normed-mlp", batch_size=16, iterations=3) as job:
+        with job.persistent():
+            with _initialization:
+                torch.manual_seed(5)
+                net = NormedMlp()
+            optimizer = torch.optim.SGD(net.parameters(), lr=0.05)
+        generator = torch.Generator().manual_seed(13)
+        x = torch.randn(16, 64, generator=generator)
+        y = torch.randint(0, 4, (16,), generator=generator)
+        outcome["attempts"] = 0
+        outcome["losses"] = []
+        for i in range(3):
+            def body(step):
+                optimizer.zero_grad()
+                with step.restartable(net):
+                    logits = net(x)
+                    if i == 1:
+                        outcome["attempts"] += 1
+                        if outcome["attempts"] == 2 and second_try is not None:
+                            second_try.set()
+                            holder_gone.wait()
+                        scratch = torch.ones(1024 * 1024)  # 4 MiB
+                        logits = logits + scratch.sum() * 0
+                    loss = torch.nn.functional.cross_entropy(logits, y)
+                loss.backward()
+                optimizer.step()
+                outcome["losses"].append(loss.item())
+                step.report_loss(outcome["losses"][-1])
+            job.run_iteration(body)
+        outcome["running_mean"] = net.layers[1].running_mean.tolist()
+
+
+@pytest.mark.parametrize("policy", ["temporal", "scrooge"])
+def test_a_trial_cut_short_in_its_restartable_part_runs_the_iteration_again(policy):
+    # 12 MiB of 2 MiB regions; a holder keeps 8 MiB and runs no iteration. The trial, alone
+    # mid-iteration, wants 4 MiB more than is left: it lets go rather than fail, the holder
+    # leaves, and the second try computes what a run never cut computes.
+    alone = {}
+    with runtime("temporal", "12MiB") as rt:
+        train_restartably(rt, alone)
+    rt = runtime(policy, "12MiB")
+    cut = {}
+    second_try = threading.Event()
+    holder_gone = threading.Event()
+    holding = threading.Event()
+
+    def holder():
+        with rt.join("holder", model="blob", batch_size=1) as job:
+            def hold():
+                with job.persistent():
+                    blob = torch.ones(2 * 1024 * 1024)  # 8 MiB
+                holding.set()
+                second_try.wait()
+                del blob
+            hold()
+        holder_gone.set()
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    holding.wait()
+    train_restartably(rt, cut, second_try, holder_gone)
+    thread.join()
+    assert cut["attempts"] == 2
+    assert cut["losses"] == alone["losses"]
+    assert cut["running_mean"] == alone["running_mean"]
+    results = rt.results()
+    rt.close()
+    restarted = next(job for job in results["jobs"] if job["name"] == "restarting")
+    assert restarted["status"] == "completed", restarted["error"]
+    assert restarted["restarts"] == 1
+    assert len(restarted["restarted_attempts"]) == 1
+
+
 def test_wrong_arguments_raise_clear_exceptions():
     with pytest.raises(tandem.ConfigError, match="did you mean 'scrooge'"):
         tandem.Runtime(budget="64MiB", policy="scroge")

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,10 +32,15 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/runtime/policy_gate.hpp"
+#include "tandem/runtime/restartable_scope.hpp"
 #include "tandem/runtime/results.hpp"
 
 namespace tandem::torch_support {
 class kind_scope;
+}
+
+namespace torch::nn {
+class Module;
 }
 
 namespace tandem::api {
@@ -68,6 +74,25 @@ struct job_options {
 
 /// What iteration() throws once the runtime was stopped: leave the loop, the job has left.
 using stopped = tandem::runtime::run_stopped;
+
+/// A part of an iteration the policy may cut short (iteration_scope::restartable): while it
+/// lives, a wait for memory that every running iteration shares may end with this iteration
+/// letting go (an allocation throws) instead of a job failing. Cover the forward pass with it,
+/// not the backward pass or the optimizer step (those cannot be undone), and run the iteration
+/// through job::run_iteration, which runs it again.
+class restartable_part {
+ public:
+  ~restartable_part();
+  restartable_part(restartable_part&&) noexcept;
+  restartable_part& operator=(restartable_part&&) = delete;
+  restartable_part(const restartable_part&) = delete;
+  restartable_part& operator=(const restartable_part&) = delete;
+
+ private:
+  friend class iteration_scope;
+  explicit restartable_part(bool marks);
+  std::unique_ptr<tandem::runtime::restartable_scope> scope_;  ///< none: nothing is marked
+};
 
 class runtime;
 class job;
@@ -103,6 +128,14 @@ class iteration_scope {
   void end();
   /// Ends it as failed: the job fails with `reason` and leaves the runtime.
   void fail(const std::string& reason);
+  /// The part of the iteration that may be cut short (see restartable_part). `model`: its
+  /// buffers (batch norm's running statistics) are saved now and written back if the iteration
+  /// is cut, so that its rerun computes what a run never cut would.
+  [[nodiscard]] restartable_part restartable(torch::nn::Module* model = nullptr);
+  /// Ends it after an exception (`why`) left it: true when the policy had cut it short in a
+  /// restartable part (reported as restarted; the job goes on and may run it again), else the
+  /// job fails with `why`. job::run_iteration does this for you.
+  bool end_after_exception(const std::string& why);
 
  private:
   friend class job;
@@ -124,6 +157,10 @@ class job {
   /// Waits until the policy lets the job start its next iteration. Throws `stopped`
   /// once the runtime was stopped, usage_error after the job failed or left.
   [[nodiscard]] iteration_scope iteration();
+  /// Runs one iteration: `body` is called with it, and called again, on a new iteration, each
+  /// time the policy cut it short in a restartable part (the job's `restarts` count them).
+  /// Anything else that leaves `body` fails the job and is rethrown.
+  void run_iteration(const std::function<void(iteration_scope&)>& body);
   /// Tags what the thread allocates while the scope lives as persistent memory.
   [[nodiscard]] persistent_scope persistent();
   /// Leaves the runtime: completed, or failed when an iteration failed. Idempotent.
@@ -140,7 +177,9 @@ class job {
   friend class runtime;
   friend class iteration_scope;
   explicit job(std::unique_ptr<state> s);
-  void end_iteration(std::optional<std::string> failure);
+  /// Ends the iteration under way; with `failure`, it fails the job, unless the policy told the
+  /// iteration to let go: then it is reported as restarted and true comes back.
+  bool end_iteration(std::optional<std::string> failure);
   std::unique_ptr<state> state_;
 };
 

@@ -3,8 +3,9 @@
 // iteration's start: a memory wait there may end with iteration_restarted (policy_gate.hpp)
 // instead of failing the job when every running iteration waits for another
 // (schedule/policy_driver.hpp, "Memory waits"). A training job marks its forward and backward
-// passes; outside them (the model's build, an optimizer step that has changed some weights, a
-// user's loop) nothing is marked and the wait is judged as one that cannot restart.
+// passes; a user's loop marks what it chooses (api::iteration_scope::restartable, its forward
+// pass); elsewhere (the model's build, an optimizer step that has changed some weights) nothing
+// is marked and the wait is judged as one that cannot restart.
 
 namespace tandem::runtime {
 
