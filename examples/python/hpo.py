@@ -40,13 +40,19 @@ def train(job, learning_rate, iterations):
     generator = torch.Generator().manual_seed(1234)
     images = torch.randn(32, 3, 32, 32, generator=generator)
     labels = torch.randint(0, 10, (32,), generator=generator)
-    for _ in range(iterations):
-        with job.iteration() as step:  # tandem:
-            optimizer.zero_grad()
+
+    def step_body(step):
+        optimizer.zero_grad()
+        # tandem: the forward pass may be cut short and run again when every running trial
+        # waits for memory another holds, rather than a trial failing.
+        with step.restartable(net):
             loss = torch.nn.functional.cross_entropy(net(images), labels)
-            loss.backward()
-            optimizer.step()
-            step.report_loss(loss.item())  # tandem:
+        loss.backward()
+        optimizer.step()
+        step.report_loss(loss.item())  # tandem:
+
+    for _ in range(iterations):
+        job.run_iteration(step_body)  # tandem: waits until the policy lets it run
 
 
 def trial(rt, name, learning_rate, iterations, errors):
