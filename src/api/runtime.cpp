@@ -139,7 +139,6 @@ struct job::state {
   bool left = false;
   bool reported_loss = false;  ///< report_loss was called in any iteration
   double requested_s = 0;      ///< when the iteration under way asked the policy to start
-  tandem::runtime::detail::iteration_runner::waits waited_before;  ///< at its start
   double start_s = 0;
   double loss = 0;
   /// The buffers of the model a restartable part named, saved at its start; written back when
@@ -296,7 +295,6 @@ iteration_scope job::iteration() {
   s.in_iteration = true;
   s.loss = 0;
   s.iteration_kind.emplace(alloc_kind::feature_map);
-  s.waited_before = s.runner->waited();
   s.runner->begin(iterations());
   return iteration_scope(*this);
 }
@@ -353,16 +351,7 @@ bool job::end_iteration(std::optional<std::string> failure) {
   // by the time the job leaves).
   s.result.persistent_bytes =
       s.context().pool.stats(s.id).by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
-  const auto waited = s.runner->waited();
-  tandem::runtime::iteration_record record;
-  record.start_s = report.start_s;
-  record.end_s = report.end_s;
-  record.loss = s.loss;
-  record.peak_bytes = report.peak_bytes;
-  record.requested_s = s.requested_s;
-  record.memory_wait_s = waited.memory_s - s.waited_before.memory_s;
-  record.group_wait_s = waited.group_s - s.waited_before.group_s;
-  s.result.iteration_log.push_back(std::move(record));
+  s.result.iteration_log.push_back(s.runner->record(report, s.requested_s, s.loss));
   s.context().gate.finish_iteration(s.id, report);
   return false;
 }

@@ -114,11 +114,22 @@ iteration_runner::iteration_runner(const job_spec& spec, memory::job_id id,
 
 iteration_runner::~iteration_runner() = default;
 
-iteration_runner::waits iteration_runner::waited() const {
-  return {context_.gate.memory_waited_s(id_), groups_.waited_s()};
+iteration_record iteration_runner::record(const schedule::iteration_report& report,
+                                          double requested_s, double loss) const {
+  iteration_record out;
+  out.start_s = report.start_s;
+  out.end_s = report.end_s;
+  out.loss = loss;
+  out.peak_bytes = report.peak_bytes;
+  out.requested_s = requested_s;
+  out.memory_wait_s = context_.gate.memory_waited_s(id_) - memory_waited_at_begin_s_;
+  out.group_wait_s = groups_.waited_s() - group_waited_at_begin_s_;
+  return out;
 }
 
 void iteration_runner::begin(std::int64_t iteration) {
+  memory_waited_at_begin_s_ = context_.gate.memory_waited_s(id_);
+  group_waited_at_begin_s_ = groups_.waited_s();
   context_.monitor.restart_peak_window(id_);
   // Made right after the window starts: operation times share the allocations' origin (to a few
   // microseconds).

@@ -42,13 +42,11 @@ class iteration_runner {
   /// kept.
   [[nodiscard]] schedule::iteration_report abandon(double start_s);
 
-  /// Seconds the job has waited mid-iteration so far: for regions other jobs held, and at the
-  /// policy's group boundaries. An iteration's waits are the difference across it.
-  struct waits {
-    double memory_s = 0;
-    double group_s = 0;
-  };
-  [[nodiscard]] waits waited() const;
+  /// The results' record of the iteration ended as `report`: its times and peak, `loss`, when it
+  /// asked to start (`requested_s`) and what it waited mid-way, for regions and at group
+  /// boundaries, since begin().
+  [[nodiscard]] iteration_record record(const schedule::iteration_report& report,
+                                        double requested_s, double loss) const;
 
   /// Runs `step` as iteration `iteration`, started (let start by the gate) at `start_s`.
   template <typename Step>
@@ -67,6 +65,9 @@ class iteration_runner {
   job_result& result_;
   std::unique_ptr<operation_recorder> recorder_;
   bool classified_ = false;
+  // Seconds the job had waited for regions and at group boundaries when the iteration began.
+  double memory_waited_at_begin_s_ = 0;
+  double group_waited_at_begin_s_ = 0;
 
   /// Closes the iteration's gating and makes its frees reach the other jobs.
   void close_gating();

@@ -241,16 +241,15 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     const bool executes = planned && stage == planned_stage::planned && planned->planned();
     const std::size_t variant = variants ? gate.granted_variant(id) : 0;
     result.unfinished_start_s = start_s;
-    const auto waited_before = runner.waited();
-    iteration_record record;
+    plan_traffic traffic;
     std::optional<schedule::iteration_report> ran;
     try {
       ran = runner.run(iteration, start_s, [&] {
         if (executes) planned->begin_iteration();
         if (variants) variants->begin_iteration(variant);
         loss = job->step(iteration, recording ? &*recording : nullptr);
-        if (variants) record.traffic = variants->end_iteration();
-        if (executes) record.traffic = planned->end_iteration();
+        if (variants) traffic = variants->end_iteration();
+        if (executes) traffic = planned->end_iteration();
         if (recording) {
           auto sequence = recording->end(spec.model, spec.batch_size);
           recording.reset();
@@ -283,16 +282,10 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       gate.offer_variants(
           id, variants->plan(*result.access_sequence, report.held, report.end_s - report.start_s));
     }
-    const auto waited_after = runner.waited();
-    record.start_s = report.start_s;
-    record.end_s = report.end_s;
-    record.loss = loss;
-    record.peak_bytes = report.peak_bytes;
-    record.requested_s = requested_s;
+    auto record = runner.record(report, requested_s, loss);
+    record.traffic = traffic;
     if (executes) record.plan = planned->label();
     if (variants) record.plan = variants->label(variant);
-    record.memory_wait_s = waited_after.memory_s - waited_before.memory_s;
-    record.group_wait_s = waited_after.group_s - waited_before.group_s;
     result.iteration_log.push_back(std::move(record));
     result.unfinished_start_s.reset();
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
@@ -339,12 +332,7 @@ void serve_requests(const job_spec& spec, const models::model_options& model_opt
     result.unfinished_start_s = gate.now();
     const auto report =
         runner.run(request, *result.unfinished_start_s, [&] { model->serve(request); });
-    iteration_record record;
-    record.start_s = report.start_s;
-    record.end_s = report.end_s;
-    record.peak_bytes = report.peak_bytes;
-    record.requested_s = requested_s;
-    result.iteration_log.push_back(std::move(record));
+    result.iteration_log.push_back(runner.record(report, requested_s, 0));
     result.unfinished_start_s.reset();
     result.latencies_s.push_back(report.end_s - arrival_s);
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
