@@ -154,10 +154,7 @@ void validate_training_workload(const workload& spec, const run_options& options
   // What a job keeps for good (its parameters and, training, their gradients and the
   // optimizer's state) needs room under some budget of the run: neither a policy nor a plan (the
   // executor moves neither) can run it otherwise. Refused now rather than failed out of memory.
-  std::size_t largest_budget = budget_of(spec, options.overrides);
-  for (const auto& change : spec.device.budget_schedule) {
-    largest_budget = std::max(largest_budget, change.bytes);
-  }
+  const auto most = largest_budget(spec, budget_of(spec, options.overrides));
   for (const auto& job : spec.jobs) {
     const auto parameters = static_cast<std::size_t>(
         models::make_model(job.model, to_model_options(spec, job))->parameter_count());
@@ -165,12 +162,12 @@ void validate_training_workload(const workload& spec, const run_options& options
     const auto copies =
         training ? 2 + static_cast<std::size_t>(models::optimizer_state_tensors(job.optimizer)) : 1;
     const auto least = parameters * sizeof(float) * copies;
-    if (least <= largest_budget) continue;
+    if (least <= most) continue;
     fail_at(spec, job.line,
             "job '" + job.name + "' (" + job.model + ", " + std::to_string(parameters) +
                 " parameters) needs at least " + format_bytes(least) + " for its parameters" +
                 (training ? ", their gradients and " + job.optimizer + "'s state" : "") +
-                ", more than the budget of " + format_bytes(largest_budget) +
+                ", more than the budget of " + format_bytes(most) +
                 " ever allows; raise the budget (--budget, or [device] budget) or choose a "
                 "smaller model");
   }

@@ -99,6 +99,11 @@ std::size_t budget_of(const workload& spec, const policy_overrides& overrides) {
   return budget == 0 ? spec.device.capacity : budget;
 }
 
+std::size_t largest_budget(const workload& spec, std::size_t start) {
+  for (const auto& change : spec.device.budget_schedule) start = std::max(start, change.bytes);
+  return start;
+}
+
 schedule::policy_context policy_context_of(const workload& spec, const policy_overrides& overrides,
                                            std::size_t budget) {
   schedule::policy_context context{budget, spec.jobs.size(), {}};

@@ -517,10 +517,7 @@ namespace {
 void check_jobs_fit_alone(const runtime::workload& spec, const std::vector<simulated_job>& jobs,
                           const device_model& device) {
   if (device.unified_memory) return;
-  std::size_t largest_budget = device.budget;
-  for (const auto& change : spec.device.budget_schedule) {
-    largest_budget = std::max(largest_budget, change.bytes);
-  }
+  const auto most = runtime::largest_budget(spec, device.budget);
   for (const auto& job : jobs) {
     std::size_t least = job.profile->held.peak();
     const bool planned = job.variants != nullptr && job.variants->profiles.size() > 1;
@@ -528,7 +525,7 @@ void check_jobs_fit_alone(const runtime::workload& spec, const std::vector<simul
       for (const auto& variant : job.variants->profiles)
         least = std::min(least, variant->held.peak());
     }
-    if (least <= largest_budget) continue;
+    if (least <= most) continue;
     const std::string what = planned ? " under its smallest plan"
                              : !job.profile->plan.empty()
                                  ? " under its plan (" + job.profile->plan + ")"
@@ -536,7 +533,7 @@ void check_jobs_fit_alone(const runtime::workload& spec, const std::vector<simul
     fail_at(spec, job.spec.line,
             "job '" + job.spec.name + "' holds " + format_bytes(least) +
                 " of regions at its peak even alone" + what + ", more than the budget of " +
-                format_bytes(largest_budget) +
+                format_bytes(most) +
                 " ever allows, so it would fail under every "
                 "policy; raise the budget (--budget), lower its batch_size" +
                 (planned ? std::string()

@@ -42,6 +42,10 @@ struct policy_overrides {
 /// The budget in bytes: the override, else the workload's, else the capacity.
 [[nodiscard]] std::size_t budget_of(const workload& spec, const policy_overrides& overrides);
 
+/// The most the run's budget ever is: `start` (the budget it begins with) or a budget of the
+/// workload's schedule above it. A job that needs more can never run.
+[[nodiscard]] std::size_t largest_budget(const workload& spec, std::size_t start);
+
 /// What make_policy needs: the budget, the job count and the [policy] options as numbers (the
 /// workload's options only when its own policy runs; an override starts from defaults).
 [[nodiscard]] schedule::policy_context policy_context_of(const workload& spec,
