@@ -194,13 +194,18 @@ iterations = 1
 #define TANDEM_SKIP_UNDER_SANITIZERS() static_cast<void>(0)
 #endif
 
+/// examples/paper/salus_trace_100.toml, read for `setup`.
+runtime::workload hundred_job_trace(const sim_setup& setup) {
+  return runtime::load_workload(TANDEM_EXAMPLES_DIR "/paper/salus_trace_100.toml",
+                                simulation_vocabulary(setup));
+}
+
 TEST(WorkloadSim, ScroogeCarriesTheHundredJobTraceWithoutStallingOrFailing) {
   TANDEM_SKIP_UNDER_SANITIZERS();
   // Jobs arriving online outnumber what fits resident at once: scrooge must admit them as
   // memory allows (it once admitted all, then left every job waiting: 55 of 100 failed).
   const auto setup = on_gpu("p100");
-  const auto spec = runtime::load_workload(TANDEM_EXAMPLES_DIR "/paper/salus_trace_100.toml",
-                                           simulation_vocabulary(setup));
+  const auto spec = hundred_job_trace(setup);
   auto with_scrooge = setup;
   with_scrooge.overrides.policy = "scrooge";
   const auto result = simulate_workload(spec, with_scrooge);
@@ -216,8 +221,7 @@ TEST(WorkloadSim, ScroogeWithPlansCarriesTheHundredJobTraceInHalfTheMemory) {
   // are built. scrooge once counted such a newcomer as holding its plans' persistent memory:
   // no resident found room beside it, nobody ran, and 54 of 100 jobs failed as a stall.
   const auto setup = on_gpu("p100");
-  const auto spec = runtime::load_workload(TANDEM_EXAMPLES_DIR "/paper/salus_trace_100.toml",
-                                           simulation_vocabulary(setup));
+  const auto spec = hundred_job_trace(setup);
   auto planned = setup;
   planned.overrides = {"scrooge", 8 * GiB, std::nullopt, "tensile"};
   const auto result = simulate_workload(spec, planned);
@@ -231,8 +235,7 @@ TEST(WorkloadSim, SalusPoliciesReproduceTableTwosOrderOnTheHundredJobTrace) {
   // Salus Table 2: SRTF cuts the average completion time against FIFO (3.19x there), PACK and
   // FAIR shorten the makespan; every job completes within the 16 GB.
   const auto setup = on_gpu("p100");
-  const auto spec = runtime::load_workload(TANDEM_EXAMPLES_DIR "/paper/salus_trace_100.toml",
-                                           simulation_vocabulary(setup));
+  const auto spec = hundred_job_trace(setup);
   std::map<std::string, runtime::run_result> results;
   for (const char* policy : {"fifo", "srtf", "pack", "fair"}) {
     auto each = setup;
