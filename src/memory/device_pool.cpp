@@ -120,6 +120,12 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
     // Other jobs may hold empty regions whose frees the device has not finished yet.
     reclaim_from_others(owner);
     if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+    // The job may give up some of its own memory (Capuchin's passive swapping), no lock held.
+    if (auto* relief = owner.relief()) {
+      while (relief->relieve(job, rounded)) {
+        if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+      }
+    }
     // A gate may know that running iterations will return regions: wait for them, no lock held.
     if (auto* gate = context_->gate.load(std::memory_order_acquire)) {
       bool waited = false;
@@ -270,6 +276,10 @@ job_stats device_pool::stats(job_id job) const {
 
 std::string device_pool::job_name(job_id job) const {
   return arena(job).name();
+}
+
+void device_pool::set_pressure_relief(job_id job, pressure_relief* relief) {
+  arena(job).set_relief(relief);
 }
 
 void device_pool::set_borrow_gate(borrow_gate* gate) {

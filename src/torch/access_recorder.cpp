@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "for_each_tensor.hpp"
 #include "tandem/common/error.hpp"
 
 namespace tandem::torch_support {
@@ -16,16 +17,11 @@ thread_local access_recorder* recording = nullptr;
 
 void read_tensor(access_recorder& recorder, const at::Tensor& tensor) {
   if (!tensor.defined() || !tensor.has_storage()) return;
-  const auto& storage = tensor.storage();
-  recorder.read(storage.data_ptr().get(), storage.nbytes());
+  recorder.read(tensor.storage().unsafeGetStorageImpl());
 }
 
 void read_all(access_recorder& recorder, const c10::IValue& value) {
-  if (value.isTensor()) {
-    read_tensor(recorder, value.toTensor());
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& tensor : value.toTensorList()) read_tensor(recorder, tensor);
-  }
+  detail::for_each_tensor(value, [&](const at::Tensor& tensor) { read_tensor(recorder, tensor); });
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
@@ -109,7 +105,7 @@ access_recorder::~access_recorder() {
 void access_recorder::name_persistent(const at::Tensor& tensor, std::string name,
                                       footprint::tensor_role role) {
   if (!tensor.defined() || !tensor.has_storage()) return;
-  names_[tensor.storage().data_ptr().get()] = {std::move(name), role};
+  names_[tensor.storage().unsafeGetStorageImpl()] = {std::move(name), role};
 }
 
 void access_recorder::begin() {
@@ -119,6 +115,9 @@ void access_recorder::begin() {
   sequence_ = {};
   live_.clear();
   persistent_.clear();
+  parked_.clear();
+  moving_ = 0;
+  moved_s_ = 0;
   kept_gradients_.clear();
   created_between_.clear();
   allocations_ = 0;
@@ -142,7 +141,7 @@ void access_recorder::enter(footprint::phase phase) {
 }
 
 double access_recorder::seconds_since_begin() const {
-  return std::chrono::duration<double>(clock::now() - began_).count();
+  return std::chrono::duration<double>(clock::now() - began_).count() - moved_s_;
 }
 
 void access_recorder::operation_started(const at::RecordFunction& fn) {
@@ -235,30 +234,33 @@ void access_recorder::saved(const at::Tensor& tensor) {
     saved_in_op_.push_back(tensor.storage().data_ptr().get());
 }
 
-void access_recorder::read(const void* storage, std::size_t storage_bytes) {
-  if (!recording_ || storage == nullptr || sequence_.operations.empty() || !pool_.owns(storage))
+void access_recorder::read(const c10::StorageImpl* storage) {
+  if (!recording_ || storage == nullptr || sequence_.operations.empty()) return;
+  const void* data = storage->data_ptr().get();
+  std::optional<std::size_t> tensor;
+  if (const auto parked = parked_.find(storage); parked != parked_.end()) {
+    tensor = parked->second;  // out of the pool for now: read all the same
+  } else if (data == nullptr || !pool_.owns(data)) {
     return;
-  const auto offset =
-      static_cast<std::size_t>(static_cast<const std::byte*>(storage) - pool_.base());
-  std::size_t tensor = 0;
-  if (const auto found = live_.find(offset); found != live_.end()) {
+  } else if (const auto found = live_.find(static_cast<std::size_t>(
+                 static_cast<const std::byte*>(data) - pool_.base()));
+             found != live_.end()) {
     tensor = found->second;
+  } else if (const auto persistent = persistent_.find(storage); persistent != persistent_.end()) {
+    tensor = persistent->second;
   } else {
-    tensor = persistent_tensor(storage, storage_bytes);
+    tensor = persistent_tensor(storage);
   }
-  auto& t = sequence_.tensors[tensor];
+  auto& t = sequence_.tensors[*tensor];
   const auto op = sequence_.operations.size() - 1;
   // The creating operation's own nested operators read what it made: not a later access.
   if (t.created_by == op) return;
   if (t.read_by.empty() || t.read_by.back() != op) t.read_by.push_back(op);
 }
 
-std::size_t access_recorder::persistent_tensor(const void* storage, std::size_t bytes) {
-  if (const auto found = persistent_.find(storage); found != persistent_.end()) {
-    return found->second;
-  }
+std::size_t access_recorder::persistent_tensor(const c10::StorageImpl* storage) {
   footprint::tensor t;
-  t.bytes = bytes;
+  t.bytes = storage->nbytes();
   if (const auto found = names_.find(storage); found != names_.end()) {
     t.name = found->second.name;
     t.role = found->second.role;
@@ -281,9 +283,39 @@ std::size_t access_recorder::persistent_tensor(const void* storage, std::size_t 
   return sequence_.tensors.size() - 1;
 }
 
+void access_recorder::moving() {
+  ++moving_;
+}
+
+void access_recorder::moved(const c10::StorageImpl* storage, std::optional<std::size_t> from,
+                            std::optional<std::size_t> to, double seconds) {
+  if (moving_ > 0 && --moving_ == 0) moved_s_ += seconds;  // a nested move's time is in its caller's
+  if (!recording_) return;
+  if (from) {
+    if (const auto found = live_.find(*from); found != live_.end()) {
+      parked_[storage] = found->second;
+      live_.erase(found);
+    }
+  }
+  if (to) {
+    if (const auto found = parked_.find(storage); found != parked_.end()) {
+      live_[*to] = found->second;
+      parked_.erase(found);
+    }
+  }
+}
+
+void access_recorder::freed_while_out(const c10::StorageImpl* storage) {
+  const auto found = parked_.find(storage);
+  if (found == parked_.end()) return;
+  if (recording_ && !sequence_.operations.empty())
+    sequence_.tensors[found->second].freed_after = sequence_.operations.size() - 1;
+  parked_.erase(found);
+}
+
 void access_recorder::on_event(const memory::trace_event& event) {
   if (next_ != nullptr) next_->on_event(event);
-  if (!recording_ || event.job != job_ || recording != this) return;
+  if (!recording_ || event.job != job_ || recording != this || moving_ > 0) return;
   if (event.op == memory::trace_op::alloc) {
     footprint::tensor t;
     t.name = "t" + std::to_string(sequence_.tensors.size());
@@ -327,6 +359,8 @@ footprint::access_sequence access_recorder::end(std::string model, std::int64_t 
   const auto last = sequence.operations.empty() ? 0 : sequence.operations.size() - 1;
   // Still held at the end (the loss, gradients kept for the next iteration): held to the end.
   for (const auto& [offset, tensor] : live_) sequence.tensors[tensor].freed_after = last;
+  for (const auto& [storage, tensor] : parked_) sequence.tensors[tensor].freed_after = last;
+  parked_.clear();
   std::vector<bool> kept(sequence.tensors.size(), false);
   for (const auto tensor : kept_gradients_) {
     sequence.tensors[tensor].freed_after = last;

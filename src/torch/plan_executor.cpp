@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "for_each_tensor.hpp"
 #include "tandem/common/error.hpp"
 
 namespace tandem::torch_support {
@@ -70,16 +71,7 @@ c10::DataPtr host_data(std::shared_ptr<device::host_buffer> buffer, c10::Device 
           device};
 }
 
-template <typename Visit>
-void for_each_tensor(const c10::IValue& value, Visit&& visit) {
-  if (value.isTensor()) {
-    visit(value.toTensor());
-  } else if (value.isTensorList()) {
-    for (const at::Tensor& tensor : value.toTensorList()) visit(tensor);
-  } else if (value.isList()) {
-    for (const c10::IValue& element : value.toListRef()) for_each_tensor(element, visit);
-  }
-}
+using detail::for_each_tensor;
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (executing != nullptr) executing->operation_started(fn);

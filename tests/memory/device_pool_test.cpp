@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "pool_fixture.hpp"
 #include "tandem/common/error.hpp"
@@ -121,6 +123,55 @@ TEST_F(DevicePool, BudgetCapsRegionsAcrossJobs) {
   pool.deallocate(a, pa);
   EXPECT_NO_THROW((void)pool.allocate(b, *stream_, 4 * MiB)) << "freed regions pass to b";
   (void)pb;
+}
+
+/// Frees the job's oldest blocks one by one when asked, as a passive swapper would.
+class freeing_relief final : public pressure_relief {
+ public:
+  freeing_relief(device_pool& pool, job_id job) : pool_(pool), job_(job) {}
+  void hold(void* ptr) { held_.push_back(ptr); }
+  bool relieve(job_id job, std::size_t bytes) override {
+    asked.push_back({job, bytes});
+    if (held_.empty()) return false;
+    pool_.deallocate(job_, held_.front());
+    held_.erase(held_.begin());
+    return true;
+  }
+  std::vector<std::pair<job_id, std::size_t>> asked;
+
+ private:
+  device_pool& pool_;
+  job_id job_;
+  std::vector<void*> held_;
+};
+
+TEST_F(DevicePool, AJobOutOfMemoryFirstGivesUpItsOwnBlocksThroughItsRelief) {
+  device_pool pool(backend_, small_pool(64 * MiB, 8 * MiB));
+  const auto a = pool.add_job("a");
+  const auto b = pool.add_job("b");
+  freeing_relief relief(pool, a);
+  pool.set_pressure_relief(a, &relief);
+  for (int i = 0; i < 3; ++i) relief.hold(pool.allocate(a, *stream_, 2 * MiB));
+  void* other = pool.allocate(b, *stream_, 2 * MiB);  // the budget is now full
+
+  void* big = pool.allocate(a, *stream_, 4 * MiB);  // two of a's blocks make room
+  ASSERT_NE(big, nullptr);
+  ASSERT_EQ(relief.asked.size(), 2u);
+  EXPECT_EQ(relief.asked[0].first, a);
+  EXPECT_EQ(relief.asked[0].second, 4 * MiB);
+  EXPECT_LE(pool.stats().reserved_bytes, 8 * MiB);
+  EXPECT_EQ(pool.stats(a).out_of_memory, 0u);
+
+  // Nothing left to give: the allocation fails as it would without a relief, and b is untouched.
+  EXPECT_THROW((void)pool.allocate(a, *stream_, 4 * MiB), out_of_memory_error);
+  EXPECT_EQ(relief.asked.back().first, a);
+  EXPECT_THROW((void)pool.allocate(b, *stream_, 4 * MiB), out_of_memory_error)
+      << "only the job that set a relief is relieved";
+  EXPECT_EQ(relief.asked.size(), 4u);
+
+  pool.set_pressure_relief(a, nullptr);
+  pool.deallocate(a, big);
+  pool.deallocate(b, other);
 }
 
 TEST_F(DevicePool, AJobLimitIsAPartitionInsideTheBudget) {

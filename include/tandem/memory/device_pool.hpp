@@ -33,6 +33,7 @@
 #include "tandem/memory/free_status.hpp"
 #include "tandem/memory/out_of_memory.hpp"
 #include "tandem/memory/pool_options.hpp"
+#include "tandem/memory/pressure_relief.hpp"
 #include "tandem/memory/stats.hpp"
 #include "tandem/memory/trace.hpp"
 
@@ -99,6 +100,11 @@ class device_pool {
   /// an allocation that finds no memory asks it whether to wait and try again (borrow_gate.hpp).
   /// Set it before jobs allocate; the gate must outlive the pool or be unset first.
   void set_borrow_gate(borrow_gate* gate);
+
+  /// An allocation of `job` that finds no memory asks `relief` to free some of the job's own
+  /// before it waits or fails (pressure_relief.hpp); nullptr stops it. `relief` must outlive
+  /// its setting.
+  void set_pressure_relief(job_id job, pressure_relief* relief);
 
   /// Every alloc, free, region move and refusal goes to `sink` (nullptr to stop). The sink must
   /// outlive the pool or be unset first.

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,11 +34,14 @@
 #include "tandem/footprint/access_sequence.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/memory/trace.hpp"
+#include "tandem/torch/passive_swapper.hpp"
 #include "tandem/torch/saved_tensor_hooks.hpp"
 
 namespace tandem::torch_support {
 
-class access_recorder final : public memory::trace_sink, public saved_tensor_handler {
+class access_recorder final : public memory::trace_sink,
+                              public saved_tensor_handler,
+                              public relocation_observer {
  public:
   /// Records `job`'s allocations in `pool`. Events go on to `next` (the pool's sink before the
   /// recorder, or nullptr) so that whoever else watches the pool still sees them.
@@ -67,13 +71,20 @@ class access_recorder final : public memory::trace_sink, public saved_tensor_han
   // Called by the RecordFunction callbacks and the saved-tensor hooks of the recording thread.
   void operation_started(const at::RecordFunction& fn);
   void operation_ended(const at::RecordFunction& fn);
-  void read(const void* storage, std::size_t storage_bytes);
+  void read(const c10::StorageImpl* storage);
   void saved(const at::Tensor& tensor);
+
+  // A passive swapper's moves (passive_swapper.hpp): the iteration recorded is the one the job
+  // would run with every tensor in place, its times without the moves.
+  void moving() override;
+  void moved(const c10::StorageImpl* storage, std::optional<std::size_t> from,
+             std::optional<std::size_t> to, double seconds) override;
+  void freed_while_out(const c10::StorageImpl* storage) override;
 
  private:
   using clock = std::chrono::steady_clock;
   [[nodiscard]] double seconds_since_begin() const;
-  [[nodiscard]] std::size_t persistent_tensor(const void* storage, std::size_t bytes);
+  [[nodiscard]] std::size_t persistent_tensor(const c10::StorageImpl* storage);
   /// Whether `fn` writes a tensor (a mutable argument of its schema) that the outermost
   /// operation under way did not make: then running that operation again changes state.
   [[nodiscard]] bool writes_memory_made_before(const at::RecordFunction& fn) const;
@@ -89,12 +100,17 @@ class access_recorder final : public memory::trace_sink, public saved_tensor_han
   footprint::access_sequence sequence_;
   /// Pool offset -> tensor, for the blocks this iteration allocated and has not freed.
   std::unordered_map<std::size_t, std::size_t> live_;
-  std::unordered_map<const void*, std::size_t> persistent_;  ///< storage -> tensor
+  /// Persistent tensors by storage (not by address: a passive swapper moves storages).
+  std::unordered_map<const c10::StorageImpl*, std::size_t> persistent_;
+  /// Tensors of the iteration out of the pool (a passive swapper's), by storage.
+  std::unordered_map<const c10::StorageImpl*, std::size_t> parked_;
+  int moving_ = 0;       ///< nested moves under way: their pool events are not the iteration's
+  double moved_s_ = 0;   ///< time the moves took, left out of the operations' times
   struct named {
     std::string name;
     footprint::tensor_role role;
   };
-  std::unordered_map<const void*, named> names_;  ///< storage -> what the loop said it is
+  std::unordered_map<const c10::StorageImpl*, named> names_;  ///< what the loop said it is
   std::vector<std::size_t> kept_gradients_;       ///< gradients that outlive the iteration
   std::vector<std::size_t> created_between_;  ///< allocated outside every operation: by the next
   std::size_t allocations_ = 0;               ///< made by the iteration so far

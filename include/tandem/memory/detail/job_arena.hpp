@@ -47,6 +47,7 @@
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/memory/detail/pool_context.hpp"
 #include "tandem/memory/free_status.hpp"
+#include "tandem/memory/pressure_relief.hpp"
 #include "tandem/memory/stats.hpp"
 
 namespace tandem::memory::detail {
@@ -101,6 +102,10 @@ class job_arena {
   /// Most bytes of regions the job may hold (a static partition); 0 for no limit of its own.
   void set_limit(std::size_t bytes);
   [[nodiscard]] std::size_t limit() const;
+
+  /// Who frees some of the job's memory when an allocation finds none (nullptr: nobody).
+  void set_relief(pressure_relief* relief) { relief_.store(relief, std::memory_order_release); }
+  [[nodiscard]] pressure_relief* relief() const { return relief_.load(std::memory_order_acquire); }
 
   void count_out_of_memory();
   void count_host_sync();
@@ -209,6 +214,7 @@ class job_arena {
   std::size_t limit_ = 0;  // 0: only the pool's budget applies
   // See Note [Retired arenas]. Set once, under mutex_; read without it by retired().
   std::atomic<bool> retired_{false};
+  std::atomic<pressure_relief*> relief_{nullptr};
 };
 
 }  // namespace tandem::memory::detail

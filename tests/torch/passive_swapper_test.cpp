@@ -1,0 +1,112 @@
+// Capuchin's passive mode on real libtorch training: under a budget below the job's vanilla peak
+// the job's own least recently used tensors leave the pool on demand, the losses stay bitwise
+// those of the job with all the memory it wants, and the access sequence recorded meanwhile is
+// the one recorded without any pressure.
+
+#include "tandem/torch/passive_swapper.hpp"
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "tandem/common/units.hpp"
+#include "tandem/device/copy_channel.hpp"
+#include "tandem/footprint/cost_model.hpp"
+#include "tandem/memory/out_of_memory.hpp"
+#include "training_fixture.hpp"
+
+namespace tandem::torch_support {
+namespace {
+
+using testing::training;
+using testing::zoo;
+
+constexpr std::int64_t iterations = 4;
+
+struct recorded_run {
+  std::vector<double> losses;
+  footprint::access_sequence sequence;
+  std::size_t highest_reserved = 0;  ///< the most bytes of regions the pool held
+  passive_stats stats;
+};
+
+/// Iteration 1 recorded, the others plain; under `budget` (0: as much as it wants) with a
+/// passive swapper throughout.
+recorded_run run(std::size_t budget) {
+  training job(zoo("resnet20", 16));
+  if (budget > 0) job.pool().set_budget(budget);
+  device::copy_channel channel(job.backend());
+  passive_swapper swapper(job.pool(), job.job(), channel);
+  recorded_run out;
+  for (std::int64_t i = 0; i < iterations; ++i) {
+    std::size_t peak = 0;
+    double loss = 0;
+    if (i == 1) {
+      out.sequence = job.record(i, loss, &swapper);
+    } else {
+      loss = job.plain(i, peak, &swapper);
+    }
+    out.losses.push_back(loss);
+    out.highest_reserved = std::max(out.highest_reserved, job.pool().stats().peak_reserved_bytes);
+  }
+  out.stats = swapper.stats();
+  return out;
+}
+
+TEST(PassiveSwapper, UnderABudgetBelowTheVanillaPeakTheLossesAndTheRecordedSequenceStayTheSame) {
+  const auto free_run = run(0);
+  ASSERT_EQ(free_run.stats.evictions, 0u) << "with memory to spare nothing moves";
+  const auto vanilla_peak = footprint::predict(free_run.sequence, footprint::plan{}).peak_bytes;
+  // Two thirds of the vanilla peak, in whole regions: far below what the job holds plainly.
+  const std::size_t budget = (vanilla_peak * 2 / 3) / (2 * MiB) * (2 * MiB);
+  ASSERT_GT(free_run.highest_reserved, budget);
+
+  const auto pressed = run(budget);
+  EXPECT_GT(pressed.stats.evictions, 0u);
+  EXPECT_GT(pressed.stats.swapped_out_bytes, 0u);
+  EXPECT_GT(pressed.stats.swapped_in_bytes, 0u);
+  EXPECT_LE(pressed.highest_reserved, budget) << "the budget is hard";
+
+  ASSERT_EQ(free_run.losses.size(), pressed.losses.size());
+  for (std::size_t i = 0; i < free_run.losses.size(); ++i)
+    EXPECT_EQ(free_run.losses[i], pressed.losses[i]) << "iteration " << i;  // bitwise
+
+  const auto& a = free_run.sequence;
+  const auto& b = pressed.sequence;
+  ASSERT_EQ(a.operations.size(), b.operations.size());
+  for (std::size_t i = 0; i < a.operations.size(); ++i) {
+    EXPECT_EQ(a.operations[i].name, b.operations[i].name) << "operation " << i;
+    EXPECT_EQ(a.operations[i].where, b.operations[i].where) << "operation " << i;
+    EXPECT_EQ(a.operations[i].recomputable, b.operations[i].recomputable) << "operation " << i;
+  }
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (std::size_t i = 0; i < a.tensors.size(); ++i) {
+    const auto& x = a.tensors[i];
+    const auto& y = b.tensors[i];
+    EXPECT_EQ(x.name, y.name) << "tensor " << i;
+    EXPECT_EQ(x.bytes, y.bytes) << "tensor " << i;
+    EXPECT_EQ(x.role, y.role) << "tensor " << i;
+    EXPECT_EQ(x.allocation, y.allocation) << "tensor " << i;
+    EXPECT_EQ(x.created_by, y.created_by) << "tensor " << i;
+    EXPECT_EQ(x.read_by, y.read_by) << "tensor " << i;
+    EXPECT_EQ(x.freed_after, y.freed_after) << "tensor " << i;
+  }
+  EXPECT_EQ(footprint::predict(b, footprint::plan{}).peak_bytes, vanilla_peak);
+}
+
+TEST(PassiveSwapper, ABudgetThatCannotHoldOneOperationStillFailsAsOutOfMemory) {
+  training job(zoo("resnet20", 16));
+  job.pool().set_budget(2 * MiB);  // one region: not even one operation's tensors fit
+  device::copy_channel channel(job.backend());
+  passive_swapper swapper(job.pool(), job.job(), channel);
+  swapper.begin();
+  EXPECT_THROW(static_cast<void>(job.step(0)), memory::out_of_memory_error);
+  swapper.end();
+  EXPECT_FALSE(swapper.active());
+}
+
+}  // namespace
+}  // namespace tandem::torch_support
