@@ -90,6 +90,12 @@ plan_traffic traffic_between(const torch_support::execution_stats& before,
           after.swapped_in_bytes - before.swapped_in_bytes, after.recompute_s - before.recompute_s};
 }
 
+plan_traffic passive_traffic(const torch_support::passive_stats& before,
+                             const torch_support::passive_stats& after) {
+  return {after.swapped_out_bytes - before.swapped_out_bytes,
+          after.swapped_in_bytes - before.swapped_in_bytes, 0};
+}
+
 void planned_training::begin_iteration() {
   monitor_.attach(job_, &*executor_);
   attached_ = true;
@@ -107,9 +113,16 @@ plan_traffic planned_training::end_iteration() {
 footprint_result planned_training::result(const std::vector<iteration_record>& log) const {
   auto out = planned_;
   const auto seconds = [](const iteration_record& r) { return r.end_s - r.start_s; };
+  for (std::size_t i = 0; i < log.size() && i < 3; ++i)
+    out.passive_swapped_out_bytes += log[i].traffic.swapped_out_bytes;
   if (log.size() > 2) {
     out.vanilla_peak_bytes = log[2].peak_bytes;
     out.vanilla_iteration_s = seconds(log[2]);
+    if (log[2].traffic.swapped_out_bytes > 0) {
+      out.vanilla_peak_bytes = out.predicted_vanilla_peak_bytes;
+      out.vanilla_iteration_s = out.predicted_vanilla_iteration_s;
+      out.vanilla_predicted = true;
+    }
   }
   std::vector<double> planned_s;
   for (std::size_t i = 3; i < log.size(); ++i) {

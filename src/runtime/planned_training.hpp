@@ -2,14 +2,16 @@
 // A training job under a footprint plan (`planner =` in its [[job]], `tandem run --planner`).
 // Iteration 0 makes the optimizer's state, iteration 1 is recorded as an access sequence and
 // planned at the job's plan budget, iteration 2 runs plain as the vanilla reference the measures
-// compare with, and every later iteration runs under the plan's executor. The recorded iteration
-// holds the vanilla peak once, as Capuchin's measured first iteration does; a memory-aware policy
-// makes it wait for that memory rather than fail.
+// compare with, and every later iteration runs under the plan's executor. The iterations before
+// the plan run in Capuchin's passive mode (torch/passive_swapper.hpp): when the budget is below
+// the vanilla peak, the job's least recently used tensors go to host memory on demand, so they
+// never need the vanilla peak; the recorded sequence is still the vanilla iteration's.
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tandem/device/copy_channel.hpp"
@@ -19,6 +21,7 @@
 #include "tandem/runtime/footprint_budget.hpp"
 #include "tandem/runtime/memory_monitor.hpp"
 #include "tandem/runtime/results.hpp"
+#include "tandem/torch/passive_swapper.hpp"
 #include "tandem/torch/plan_executor.hpp"
 
 namespace tandem::runtime::detail {
@@ -40,6 +43,13 @@ void keep_executable(footprint::plan& plan, const footprint::access_sequence& se
 /// What an executor moved between `before` (its counts at an iteration's start) and `after`.
 [[nodiscard]] plan_traffic traffic_between(const torch_support::execution_stats& before,
                                            const torch_support::execution_stats& after);
+
+/// What a passive swapper moved between `before` (its counts at an iteration's start) and `after`.
+[[nodiscard]] plan_traffic passive_traffic(const torch_support::passive_stats& before,
+                                           const torch_support::passive_stats& after);
+
+/// How an iteration record names an iteration in which passive swapping moved tensors.
+inline constexpr std::string_view passive_label = "passive swapping";
 
 /// Iterations a planned job needs for one to run under its plan.
 inline constexpr std::int64_t planned_job_min_iterations = 4;

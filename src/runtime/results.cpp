@@ -158,6 +158,8 @@ nlohmann::json to_json(const footprint_result& f) {
           {"predicted_eor", f.predicted_eor},
           {"vanilla_peak_bytes", f.vanilla_peak_bytes},
           {"vanilla_iteration_s", f.vanilla_iteration_s},
+          {"passive_swapped_out_bytes", f.passive_swapped_out_bytes},
+          {"vanilla_predicted", f.vanilla_predicted},
           {"planned_iterations", f.planned_iterations},
           {"planned_peak_bytes", f.planned_peak_bytes},
           {"planned_iteration_s", f.planned_iteration_s},
@@ -324,6 +326,14 @@ void print_table(const run_result& result, std::ostream& out) {
           f.planner, format_bytes(f.vanilla_peak_bytes), format_bytes(f.planned_peak_bytes), f.msr,
           f.eor, std::isfinite(f.cbr) ? fmt::format("{:.2f}", f.cbr) : "inf",
           format_bytes(f.swapped_out_bytes), f.recomputations, f.stall_s);
+      if (f.passive_swapped_out_bytes > 0) {
+        out << "  " << job.name << ": the budget was below its vanilla peak; before the plan, "
+            << format_bytes(f.passive_swapped_out_bytes)
+            << " of its tensors went to host memory on demand (passive swapping)"
+            << (f.vanilla_predicted ? "; its vanilla peak and time are the cost model's predictions"
+                                    : "")
+            << "\n";
+      }
       if (f.planned_iterations == 0) {
         out << "  " << job.name
             << ": no iteration ran under the plan (a planned job needs 4 iterations: warm-up, "

@@ -24,6 +24,7 @@
 #include "tandem/runtime/restartable_scope.hpp"
 #include "tandem/torch/intra_op_threads.hpp"
 #include "tandem/torch/job_binding.hpp"
+#include "tandem/torch/passive_swapper.hpp"
 
 namespace tandem::runtime::detail {
 
@@ -182,6 +183,9 @@ struct training_loop {
   std::optional<planned_training> planned;
   // Or the policy chooses, iteration by iteration, between the plain iteration and plans.
   std::optional<planned_variants> variants;
+  // Either one's iterations before the plan (warm-up, recorded, reference) swap the job's own
+  // tensors out when its budget runs short: Capuchin's passive mode (passive_swapper.hpp).
+  std::optional<torch_support::passive_swapper> passive;
   bool prepared = false;
   /// Set when an iteration was cut short in its backward pass: its restart is reported once
   /// the thread, and the graph it kept, are gone.
@@ -198,9 +202,11 @@ struct training_loop {
       variants.emplace(*context.policy_planner, context.copy_bandwidth, context.pool,
                        context.monitor, context.copies, id);
     }
+    if (planned || variants) passive.emplace(context.pool, id, context.copies);
   }
   /// Frees every tensor the job made; on the job's thread, while the pool knows the job.
   void release() {
+    passive.reset();
     variants.reset();
     planned.reset();
     job.reset();
@@ -217,6 +223,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
   auto& job = loop.job;
   auto& planned = loop.planned;
   auto& variants = loop.variants;
+  auto& passive = loop.passive;
   for (;;) {
     progress.now = phase::waiting;
     const double requested_s = gate.now();
@@ -239,6 +246,8 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       recording.emplace(context.pool, context.monitor, id);
     }
     const bool executes = planned && stage == planned_stage::planned && planned->planned();
+    const bool swaps_passively = passive && stage != planned_stage::planned;
+    const auto passive_before = passive ? passive->stats() : torch_support::passive_stats{};
     const std::size_t variant = variants ? gate.granted_variant(id) : 0;
     result.unfinished_start_s = start_s;
     plan_traffic traffic;
@@ -247,7 +256,12 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       ran = runner.run(iteration, start_s, [&] {
         if (executes) planned->begin_iteration();
         if (variants) variants->begin_iteration(variant);
+        if (swaps_passively) passive->begin(recording ? &recording->recorder() : nullptr);
         loss = job->step(iteration, recording ? &*recording : nullptr);
+        if (swaps_passively) {
+          passive->end();
+          traffic = passive_traffic(passive_before, passive->stats());
+        }
         if (variants) traffic = variants->end_iteration();
         if (executes) traffic = planned->end_iteration();
         if (recording) {
@@ -261,6 +275,14 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       // Told to let go (the exception may come back from libtorch as its own type): back to
       // the iteration's start, reported as restarted, and asked for again.
       if (!gate.restart_owed(id)) throw;
+      if (swaps_passively && passive->active()) {
+        try {
+          passive->end();  // what is out comes back for the next try
+        } catch (...) {
+          // No room now: it stays on the host, its data intact, and comes back when the next
+          // passive iteration reads it.
+        }
+      }
       recording.reset();
       if (variants) variants->end_iteration();
       if (executes) planned->end_iteration();
@@ -285,6 +307,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     auto record = runner.record(report, requested_s, loss);
     record.traffic = traffic;
     if (executes) record.plan = planned->label();
+    if (swaps_passively && traffic.swapped_out_bytes > 0) record.plan = std::string(passive_label);
     if (variants) record.plan = variants->label(variant);
     result.iteration_log.push_back(std::move(record));
     result.unfinished_start_s.reset();

@@ -242,8 +242,8 @@ void access_recorder::read(const c10::StorageImpl* storage) {
     tensor = parked->second;  // out of the pool for now: read all the same
   } else if (data == nullptr || !pool_.owns(data)) {
     return;
-  } else if (const auto found = live_.find(static_cast<std::size_t>(
-                 static_cast<const std::byte*>(data) - pool_.base()));
+  } else if (const auto found = live_.find(
+                 static_cast<std::size_t>(static_cast<const std::byte*>(data) - pool_.base()));
              found != live_.end()) {
     tensor = found->second;
   } else if (const auto persistent = persistent_.find(storage); persistent != persistent_.end()) {
@@ -289,7 +289,8 @@ void access_recorder::moving() {
 
 void access_recorder::moved(const c10::StorageImpl* storage, std::optional<std::size_t> from,
                             std::optional<std::size_t> to, double seconds) {
-  if (moving_ > 0 && --moving_ == 0) moved_s_ += seconds;  // a nested move's time is in its caller's
+  if (moving_ > 0 && --moving_ == 0)
+    moved_s_ += seconds;  // a nested move's time is in its caller's
   if (!recording_) return;
   if (from) {
     if (const auto found = live_.find(*from); found != live_.end()) {

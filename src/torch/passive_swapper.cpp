@@ -107,8 +107,8 @@ class swapper_ops {
         s_.pool.owner_of(data) != s_.job)
       return nullptr;
     auto& entry = s_.tracked[storage];
-    entry.storage.emplace(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(
-        const_cast<c10::StorageImpl*>(storage)));
+    entry.storage.emplace(
+        c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(const_cast<c10::StorageImpl*>(storage)));
     return &entry;
   }
 
@@ -205,6 +205,8 @@ passive_swapper::passive_swapper(memory::device_pool& pool, memory::job_id job,
 
 passive_swapper::~passive_swapper() {
   stop();
+  // What is still out stays on the host with its data; nobody reports its free any more.
+  state_->tracked.clear();
 }
 
 bool passive_swapper::active() const {
@@ -257,8 +259,9 @@ void passive_swapper::stop() {
   s.active = false;
   s.ending = false;
   s.observer = nullptr;
-  s.tracked.clear();  // what is still out stays on the host, its data intact
-  s.out_count = 0;
+  // Only what is still out stays tracked (end() could not bring it back): it stays on the host,
+  // its data intact, until the next iteration of this swapper reads it.
+  std::erase_if(s.tracked, [](const auto& entry) { return !entry.second.out; });
   s.reading.clear();
   s.pinned.clear();
 }

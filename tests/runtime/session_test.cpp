@@ -284,6 +284,51 @@ TEST(Session, ScroogeChoosingPlansKeepsTheBudgetAndEveryLossOfTheJobAlone) {
   }
 }
 
+// Issue 16: a planned job whose vanilla peak is above the budget. Its iterations before the plan
+// (warm-up, recorded, reference) swap its own least recently used tensors to host memory on
+// demand (Capuchin's passive mode), so it is recorded, planned and trained within the budget,
+// with the losses of the job run with memory to spare.
+TEST(Session, APlannedJobWhoseVanillaPeakIsAboveTheBudgetIsRecordedInPassiveModeAndFinishes) {
+  const std::string job =
+      "[[job]]\nname = \"a\"\nmodel = \"resnet20\"\nbatch_size = 32\niterations = 5\n"
+      "threads = 1\nplanner = \"checkpoint\"\nplan_budget = \"50%\"\n"
+      "[job.model_options]\nimage_side = 16\n\n";
+  const std::string copies = "copy_bandwidth = \"memcpy\"";
+  const auto roomy =
+      run_workload(parse(device_table("1GiB", copies) + "[policy]\nname = \"exclusive\"\n" + job));
+  const auto& free = job_named(roomy, "a");
+  ASSERT_EQ(free.status, job_status::completed) << free.error;
+  ASSERT_TRUE(free.footprint.has_value());
+  EXPECT_EQ(free.footprint->passive_swapped_out_bytes, 0u) << "nothing moves with room to spare";
+  EXPECT_FALSE(free.footprint->vanilla_predicted);
+  const auto vanilla_regions = free.peak_reserved_bytes;
+  ASSERT_GT(vanilla_regions, 16 * MiB);
+
+  for (const char* policy : {"temporal", "scrooge"}) {
+    SCOPED_TRACE(policy);
+    const auto run = run_workload(
+        parse(device_table("16MiB", copies) + "[policy]\nname = \"" + policy + "\"\n" + job));
+    const auto& a = job_named(run, "a");
+    ASSERT_EQ(a.status, job_status::completed)
+        << a.iteration_log.size() << " iterations; " << a.error;
+    EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+    ASSERT_TRUE(a.footprint.has_value());
+    EXPECT_GT(a.footprint->passive_swapped_out_bytes, 0u);
+    EXPECT_EQ(a.footprint->planned_iterations, 2u);
+    EXPECT_EQ(a.iteration_log.at(1).plan, "passive swapping");
+    EXPECT_GT(a.iteration_log.at(1).traffic.swapped_out_bytes, 0u);
+    if (a.footprint->vanilla_predicted) {
+      EXPECT_EQ(a.footprint->vanilla_peak_bytes, a.footprint->predicted_vanilla_peak_bytes);
+    }
+    EXPECT_EQ(a.footprint->predicted_vanilla_peak_bytes,
+              free.footprint->predicted_vanilla_peak_bytes)
+        << "the sequence recorded under pressure is the vanilla iteration's";
+    ASSERT_EQ(a.iteration_log.size(), free.iteration_log.size());
+    for (std::size_t i = 0; i < a.iteration_log.size(); ++i)
+      EXPECT_EQ(a.iteration_log[i].loss, free.iteration_log[i].loss) << "iteration " << i;
+  }
+}
+
 // Waterwave §5.5: more than two jobs. Three and four ResNet-20s whose peaks (about 18 MiB of
 // regions each) sum well above 44 MiB: spatial sharing runs out of memory; the NodeGroup
 // pipeline completes every job within the budget, pairing groups of different jobs.

@@ -30,8 +30,8 @@ namespace tandem::torch_support {
 namespace {
 
 using testing::live_meter;
-using testing::pool_of;
 using testing::make_trainee;
+using testing::pool_of;
 using testing::trainee;
 using testing::training;
 using testing::zoo;

@@ -109,6 +109,13 @@ struct footprint_result {
   // time: their median).
   std::size_t vanilla_peak_bytes = 0;
   double vanilla_iteration_s = 0;
+  /// The iterations before the plan moved tensors out in passive mode (the budget is below the
+  /// vanilla peak): bytes out over the three. When the reference moved any, it was no vanilla
+  /// iteration (its peak was the budget's, its time had the copies in it), so vanilla_peak_bytes
+  /// and vanilla_iteration_s are the cost model's predictions from the recorded iteration and
+  /// vanilla_predicted is set.
+  std::size_t passive_swapped_out_bytes = 0;
+  bool vanilla_predicted = false;
   std::size_t planned_iterations = 0;
   std::size_t planned_peak_bytes = 0;
   double planned_iteration_s = 0;

@@ -104,14 +104,14 @@ class access_recorder final : public memory::trace_sink,
   std::unordered_map<const c10::StorageImpl*, std::size_t> persistent_;
   /// Tensors of the iteration out of the pool (a passive swapper's), by storage.
   std::unordered_map<const c10::StorageImpl*, std::size_t> parked_;
-  int moving_ = 0;       ///< nested moves under way: their pool events are not the iteration's
-  double moved_s_ = 0;   ///< time the moves took, left out of the operations' times
+  int moving_ = 0;      ///< nested moves under way: their pool events are not the iteration's
+  double moved_s_ = 0;  ///< time the moves took, left out of the operations' times
   struct named {
     std::string name;
     footprint::tensor_role role;
   };
   std::unordered_map<const c10::StorageImpl*, named> names_;  ///< what the loop said it is
-  std::vector<std::size_t> kept_gradients_;       ///< gradients that outlive the iteration
+  std::vector<std::size_t> kept_gradients_;   ///< gradients that outlive the iteration
   std::vector<std::size_t> created_between_;  ///< allocated outside every operation: by the next
   std::size_t allocations_ = 0;               ///< made by the iteration so far
   /// Of the outermost operation under way: the tensors it made (pool offset, tensor) and the

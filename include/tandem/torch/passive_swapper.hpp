@@ -74,7 +74,9 @@ class passive_swapper final : public memory::pressure_relief {
   /// Starts an iteration on the calling thread (the job's): the pool asks this swapper when the
   /// job's allocations find no memory, and `observer` (may be null) is told of the moves.
   void begin(relocation_observer* observer = nullptr);
-  /// Ends it: every storage still out and alive comes back into the pool.
+  /// Ends it: every storage still out and alive comes back into the pool. When there is no room
+  /// for them (it throws out_of_memory_error), those left out come back when the next iteration
+  /// this swapper runs reads them.
   void end();
   [[nodiscard]] bool active() const;
 
