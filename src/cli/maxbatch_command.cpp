@@ -261,15 +261,16 @@ run_backend backend_for(const maxbatch_command_options& options) {
   TANDEM_EXPECTS(!options.gpu, config_error,
                  "--gpu " + options.gpu.value_or("") +
                      " is for simulated runs: add --sim, or drop --gpu to train for real");
-  // A real planned job makes its plan from an iteration it runs unplanned, so a batch whose
-  // vanilla peak does not fit fails before its plan runs: the search would find the vanilla
-  // batch. The option waits for plans made without that iteration.
+  // A real planned job now records its plan under the budget (passive swapping), but its
+  // planned iterations have no fallback: each probe would need a plan budget that leaves room
+  // for the pool's regions at the job's share, which the search does not choose yet.
   TANDEM_EXPECTS(!options.planner, config_error,
                  "--planner " + options.planner.value_or("") +
-                     " with real runs: a planned job records an unplanned iteration first, so no "
-                     "batch beyond the vanilla one can fit yet; search simulated runs with --sim "
-                     "--gpu NAME --planner " +
-                     options.planner.value_or(""));
+                     " with real runs is not supported yet (each probe's plan would have to "
+                     "fit the job's share of the budget with room for the pool's regions); "
+                     "search simulated runs with --sim --gpu NAME --planner " +
+                     options.planner.value_or("") +
+                     ", or train one batch under a plan with tandem run (planner, plan_budget)");
 #if TANDEM_HAVE_TORCH
   return {runtime::training_vocabulary(), schedule::policy_names(),
           [](const runtime::workload& spec) { runtime::validate_training_workload(spec, {}); },

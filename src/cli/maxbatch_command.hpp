@@ -27,7 +27,7 @@ struct maxbatch_command_options {
   std::optional<std::int64_t> high;   ///< never tried beyond; default: doubling until a failure
   std::string json_path;              ///< empty: no JSON
   /// Every job's iteration planned by this footprint planner: simulated runs only for now (a
-  /// real planned job records an unplanned iteration first, which caps it at the vanilla batch).
+  /// real probe would need a plan budget that fits the job's share with the pool's regions).
   std::optional<std::string> planner;
   /// The plans' budget ("75%" of the job's vanilla peak, or a size); none: each job's share of
   /// the device's budget (the budget / --jobs), in regions held.
