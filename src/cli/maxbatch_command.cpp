@@ -15,6 +15,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/runtime/footprint_budget.hpp"
 #include "tandem/runtime/workload.hpp"
 #include "tandem/runtime/workload_policy.hpp"
 #include "tandem/schedule/registry.hpp"
@@ -109,6 +110,16 @@ probe_result judge(const runtime::run_result& run, std::int64_t iterations) {
     return {probe_outcome::out_of_memory,
             "job " + first_failure->name + " failed: " + first_line(first_failure->error),
             run.aggregate_samples_per_s};
+  }
+  // A real planned job whose plan needed passive swapping beside it did not fit under its plan:
+  // it only finished by swapping on demand, which no plan priced.
+  for (const auto& job : run.jobs) {
+    if (job.footprint && job.footprint->fallback_swapped_out_bytes > 0) {
+      return {probe_outcome::out_of_memory,
+              "job " + job.name + "'s plan did not fit the budget: passive swapping moved " +
+                  format_bytes(job.footprint->fallback_swapped_out_bytes) + " beside it",
+              run.aggregate_samples_per_s};
+    }
   }
   std::ostringstream detail;
   detail << "fits (" << fewest_iterations << " of " << iterations << " iterations each, "
@@ -261,23 +272,34 @@ run_backend backend_for(const maxbatch_command_options& options) {
   TANDEM_EXPECTS(!options.gpu, config_error,
                  "--gpu " + options.gpu.value_or("") +
                      " is for simulated runs: add --sim, or drop --gpu to train for real");
-  // A real planned job now records its plan under the budget (passive swapping), but its
-  // planned iterations have no fallback: each probe would need a plan budget that leaves room
-  // for the pool's regions at the job's share, which the search does not choose yet.
-  TANDEM_EXPECTS(!options.planner, config_error,
-                 "--planner " + options.planner.value_or("") +
-                     " with real runs is not supported yet (each probe's plan would have to "
-                     "fit the job's share of the budget with room for the pool's regions); "
-                     "search simulated runs with --sim --gpu NAME --planner " +
-                     options.planner.value_or("") +
-                     ", or train one batch under a plan with tandem run (planner, plan_budget)");
+  // Real planned probes: every job planned by the planner, for --plan-budget or by default 80% of
+  // its share of the device budget: the pool holds whole regions, whose bytes run above the live
+  // bytes a plan counts, so a plan made for the whole share rarely fits it (ResNet-20 on 40 MiB:
+  // largest batch 64 planned for 40 MiB, 128 for 32 MiB). A job records its plan under the budget
+  // in passive mode (planned_training.hpp).
+  std::optional<runtime::footprint_budget> plan_budget;
+  if (options.plan_budget) plan_budget = runtime::parse_footprint_budget(*options.plan_budget);
+  const auto planned = [planner = options.planner, plan_budget](runtime::workload spec) {
+    if (!planner) return spec;
+    const auto share =
+        runtime::budget_of(spec, {}) / std::max<std::size_t>(spec.jobs.size(), 1) / 5 * 4;
+    for (auto& job : spec.jobs) {
+      job.planner = *planner;
+      job.plan_budget = plan_budget
+                            ? *plan_budget
+                            : runtime::footprint_budget_of_bytes(static_cast<std::int64_t>(share));
+    }
+    return spec;
+  };
 #if TANDEM_HAVE_TORCH
   return {runtime::training_vocabulary(), schedule::policy_names(),
-          [](const runtime::workload& spec) { runtime::validate_training_workload(spec, {}); },
-          [](const runtime::workload& spec, std::stop_token stop) {
+          [planned](const runtime::workload& spec) {
+            runtime::validate_training_workload(planned(spec), {});
+          },
+          [planned](const runtime::workload& spec, std::stop_token stop) {
             runtime::run_options settings;
             settings.stop = std::move(stop);
-            return runtime::run_workload(spec, settings);
+            return runtime::run_workload(planned(spec), settings);
           }};
 #else
   TANDEM_FAIL(config_error,
@@ -498,8 +520,9 @@ int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
       << ", budget " << format_bytes(context.budget_bytes);
   if (options.planner) {
     out << ", each job planned by " << *options.planner << " for "
-        << (options.plan_budget ? sim::parse_plan_budget(*options.plan_budget).describe()
-                                : std::string("its share of the budget"));
+        << (options.plan_budget ? runtime::parse_footprint_budget(*options.plan_budget).describe()
+                                : std::string(options.simulate ? "its share of the budget"
+                                                               : "80% of its share of the budget"));
   }
   out << '\n';
   print_table(rows, solo, options.jobs, out);

@@ -26,8 +26,9 @@ struct maxbatch_command_options {
   std::int64_t low = 1;               ///< the first batch tried
   std::optional<std::int64_t> high;   ///< never tried beyond; default: doubling until a failure
   std::string json_path;              ///< empty: no JSON
-  /// Every job's iteration planned by this footprint planner: simulated runs only for now (a
-  /// real probe would need a plan budget that fits the job's share with the pool's regions).
+  /// Every job's iteration planned by this footprint planner. A real probe fits when every job
+  /// completed without passive swapping beside its plan (its iterations before the plan may
+  /// swap passively: that is how it is recorded under the budget).
   std::optional<std::string> planner;
   /// The plans' budget ("75%" of the job's vanilla peak, or a size); none: each job's share of
   /// the device's budget (the budget / --jobs), in regions held.

@@ -115,6 +115,7 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
   const auto seconds = [](const iteration_record& r) { return r.end_s - r.start_s; };
   for (std::size_t i = 0; i < log.size() && i < 3; ++i)
     out.passive_swapped_out_bytes += log[i].traffic.swapped_out_bytes;
+  out.fallback_swapped_out_bytes = fallback_swapped_out_bytes_;
   if (log.size() > 2) {
     out.vanilla_peak_bytes = log[2].peak_bytes;
     out.vanilla_iteration_s = seconds(log[2]);

@@ -72,6 +72,11 @@ class planned_training {
   /// moved in it.
   void begin_iteration();
   plan_traffic end_iteration();
+  /// The executor of the plan, once planned.
+  [[nodiscard]] torch_support::plan_executor& executor() { return *executor_; }
+  /// Passive swapping, the fallback beside the plan, moved `bytes` out in a planned iteration.
+  void fell_back(std::size_t bytes) { fallback_swapped_out_bytes_ += bytes; }
+
   /// The plan as an iteration record names it: the planner.
   [[nodiscard]] const std::string& label() const { return planner_; }
 
@@ -90,6 +95,7 @@ class planned_training {
   std::optional<torch_support::plan_executor> executor_;
   torch_support::execution_stats before_;  ///< the executor's counts at the iteration's start
   bool attached_ = false;
+  std::size_t fallback_swapped_out_bytes_ = 0;
 };
 
 }  // namespace tandem::runtime::detail

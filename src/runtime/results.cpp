@@ -160,6 +160,7 @@ nlohmann::json to_json(const footprint_result& f) {
           {"vanilla_iteration_s", f.vanilla_iteration_s},
           {"passive_swapped_out_bytes", f.passive_swapped_out_bytes},
           {"vanilla_predicted", f.vanilla_predicted},
+          {"fallback_swapped_out_bytes", f.fallback_swapped_out_bytes},
           {"planned_iterations", f.planned_iterations},
           {"planned_peak_bytes", f.planned_peak_bytes},
           {"planned_iteration_s", f.planned_iteration_s},
@@ -333,6 +334,11 @@ void print_table(const run_result& result, std::ostream& out) {
             << (f.vanilla_predicted ? "; its vanilla peak and time are the cost model's predictions"
                                     : "")
             << "\n";
+      }
+      if (f.fallback_swapped_out_bytes > 0) {
+        out << "  " << job.name << ": its plan did not fit the budget by itself; passive swapping "
+            << "moved " << format_bytes(f.fallback_swapped_out_bytes)
+            << " more out in the planned iterations (lower plan_budget to avoid it)\n";
       }
       if (f.planned_iterations == 0) {
         out << "  " << job.name

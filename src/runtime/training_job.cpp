@@ -246,7 +246,10 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       recording.emplace(context.pool, context.monitor, id);
     }
     const bool executes = planned && stage == planned_stage::planned && planned->planned();
-    const bool swaps_passively = passive && stage != planned_stage::planned;
+    // Before the plan, always; under it, as the fallback once memory proved short (the plan may
+    // not fit the budget with the pool's regions).
+    const bool falls_back = executes && passive && passive->stats().swapped_out_bytes > 0;
+    const bool swaps_passively = passive && (stage != planned_stage::planned || falls_back);
     const auto passive_before = passive ? passive->stats() : torch_support::passive_stats{};
     const std::size_t variant = variants ? gate.granted_variant(id) : 0;
     result.unfinished_start_s = start_s;
@@ -256,14 +259,21 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       ran = runner.run(iteration, start_s, [&] {
         if (executes) planned->begin_iteration();
         if (variants) variants->begin_iteration(variant);
-        if (swaps_passively) passive->begin(recording ? &recording->recorder() : nullptr);
+        if (falls_back) {
+          passive->begin(&planned->executor(), &planned->executor());
+        } else if (swaps_passively) {
+          passive->begin(recording ? &recording->recorder() : nullptr);
+        }
         loss = job->step(iteration, recording ? &*recording : nullptr);
+        if (variants) traffic = variants->end_iteration();
+        if (executes) traffic = planned->end_iteration();  // its tensors back first
         if (swaps_passively) {
           passive->end();
-          traffic = passive_traffic(passive_before, passive->stats());
+          const auto moved = passive_traffic(passive_before, passive->stats());
+          traffic.swapped_out_bytes += moved.swapped_out_bytes;
+          traffic.swapped_in_bytes += moved.swapped_in_bytes;
+          if (falls_back) planned->fell_back(moved.swapped_out_bytes);
         }
-        if (variants) traffic = variants->end_iteration();
-        if (executes) traffic = planned->end_iteration();
         if (recording) {
           auto sequence = recording->end(spec.model, spec.batch_size);
           recording.reset();
@@ -307,7 +317,8 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     auto record = runner.record(report, requested_s, loss);
     record.traffic = traffic;
     if (executes) record.plan = planned->label();
-    if (swaps_passively && traffic.swapped_out_bytes > 0) record.plan = std::string(passive_label);
+    if (swaps_passively && !executes && traffic.swapped_out_bytes > 0)
+      record.plan = std::string(passive_label);
     if (variants) record.plan = variants->label(variant);
     result.iteration_log.push_back(std::move(record));
     result.unfinished_start_s.reset();

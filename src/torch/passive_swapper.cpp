@@ -59,6 +59,7 @@ struct passive_state {
   memory::job_id job;
   device::copy_channel& channel;
   relocation_observer* observer = nullptr;
+  const storage_claims* claimed = nullptr;
   std::thread::id thread;
   at::CallbackHandle callbacks = 0;
   bool active = false;
@@ -135,6 +136,7 @@ class swapper_ops {
     for (auto& [key, entry] : s_.tracked) {
       if (entry.out || s_.pinned.contains(key)) continue;
       if (victim != nullptr && entry.last_use >= victim->last_use) continue;
+      if (s_.claimed != nullptr && s_.claimed->claims(key)) continue;
       auto alive = entry.storage->lock();
       if (!alive || alive->nbytes() == 0 || !s_.pool.owns(alive->data_ptr().get())) continue;
       victim = &entry;
@@ -213,12 +215,13 @@ bool passive_swapper::active() const {
   return state_->active;
 }
 
-void passive_swapper::begin(relocation_observer* observer) {
+void passive_swapper::begin(relocation_observer* observer, const storage_claims* claimed) {
   auto& s = *state_;
   TANDEM_EXPECTS(!s.active, usage_error, "passive_swapper::begin called twice without end");
   TANDEM_EXPECTS(swapping == nullptr, usage_error,
                  "another passive swapper is running on this thread");
   s.observer = observer;
+  s.claimed = claimed;
   s.thread = std::this_thread::get_id();
   s.tick = 0;
   s.active = true;
@@ -259,6 +262,7 @@ void passive_swapper::stop() {
   s.active = false;
   s.ending = false;
   s.observer = nullptr;
+  s.claimed = nullptr;
   // Only what is still out stays tracked (end() could not bring it back): it stays on the host,
   // its data intact, until the next iteration of this swapper reads it.
   std::erase_if(s.tracked, [](const auto& entry) { return !entry.second.out; });

@@ -170,12 +170,13 @@ struct executor_state {
   std::size_t op = 0;     ///< operations started so far
   int depth = 0;          ///< of nested operators
   bool internal = false;  ///< allocations and frees of the executor's own
+  int passive_moves = 0;  ///< a fallback passive swapper's moves under way
   bool replaying = false;
   bool diverged = false;
   std::exception_ptr failure;  ///< thrown where libtorch would swallow it, for later
   std::size_t allocations = 0;
   std::vector<clock::time_point> started;
-  std::mutex mutex;  ///< guards `live` (trace events may come from other threads)
+  mutable std::mutex mutex;  ///< guards `live` (trace events may come from other threads)
   std::unordered_map<const void*, std::size_t> live;  ///< block -> tensor, plan tensors only
   std::unordered_map<const c10::StorageImpl*, std::size_t> by_storage;
   std::unordered_map<std::size_t, tracked_tensor> tensors;
@@ -627,7 +628,7 @@ void plan_executor::end() {
 void plan_executor::on_event(const memory::trace_event& event) {
   auto& s = *state_;
   if (s.next != nullptr) s.next->on_event(event);
-  if (event.job != s.job || executing != this) return;
+  if (event.job != s.job || executing != this || s.passive_moves > 0) return;
   const void* block = s.pool.base() + event.offset;
   if (event.op == memory::trace_op::alloc) {
     if (s.replaying) {
@@ -732,6 +733,22 @@ void plan_executor::packed(const at::Tensor& tensor) {
   if (s.replaying || !tensor.defined() || !tensor.has_storage()) return;
   executor_ops ops(s, stats_);
   static_cast<void>(ops.tensor_of(tensor.storage().unsafeGetStorageImpl()));
+}
+
+void plan_executor::moving() {
+  ++state_->passive_moves;
+}
+
+void plan_executor::moved(const c10::StorageImpl* /*storage*/, std::optional<std::size_t> /*from*/,
+                          std::optional<std::size_t> /*to*/, double /*seconds*/) {
+  if (state_->passive_moves > 0) --state_->passive_moves;
+}
+
+bool plan_executor::claims(const c10::StorageImpl* storage) const {
+  const auto& s = *state_;
+  if (s.by_storage.contains(storage)) return true;
+  std::lock_guard lock(s.mutex);
+  return s.live.contains(storage->data_ptr().get());
 }
 
 void plan_executor::unpacking(const at::Tensor& tensor) {

@@ -249,14 +249,40 @@ TEST(MaxBatch, RefusesPlannerInputBeforeAnyRun) {
   options.planner = "capuchin";
   options.plan_budget = "lots";
   EXPECT_NE(refusal(options).find("cannot read the plan budget 'lots'"), std::string::npos);
-  // Real runs refuse it: a planned job's first planned iteration needs the vanilla peak.
-  options = simulated("exclusive");
-  options.simulate = false;
-  options.gpu.reset();
-  options.planner = "capuchin";
-  EXPECT_NE(refusal(options).find("--planner capuchin with real runs is not supported yet"),
-            std::string::npos);
 }
+
+#if TANDEM_HAVE_TORCH
+// Real runs: a planned job records its plan under the budget in passive mode, and a probe fits
+// only when its plan held without passive swapping beside it.
+TEST(MaxBatch, ARealPlannedJobFitsALargerBatchThanVanillaInTheSameBudget) {
+  const auto search = [](std::optional<std::string> planner) {
+    maxbatch_command_options options;
+    options.workload = TANDEM_CLI_TEST_DIR "/maxbatch_real_planned.toml";
+    options.policy = "exclusive";
+    options.jobs = 1;
+    options.iterations = 4;
+    options.low = 32;
+    options.high = 128;
+    options.planner = std::move(planner);
+    options.json_path = testing::TempDir() + "maxbatch_real_planned.json";
+    std::ostringstream out;
+    std::ostringstream progress;
+    EXPECT_EQ(maxbatch_command(options, out, progress), 0) << progress.str();
+    std::ifstream json_file(options.json_path);
+    return std::make_pair(out.str() + progress.str(), nlohmann::json::parse(json_file));
+  };
+  const auto [plain_text, plain] = search(std::nullopt);
+  const auto [planned_text, planned] = search("checkpoint");
+  const auto vanilla_max = plain["solo"]["max_batch"].get<std::int64_t>();
+  const auto planned_max = planned["solo"]["max_batch"].get<std::int64_t>();
+  EXPECT_GE(vanilla_max, 32);
+  EXPECT_LT(vanilla_max, 128) << plain_text;
+  EXPECT_GE(planned_max, vanilla_max * 3 / 2) << plain_text << planned_text;
+  EXPECT_NE(planned_text.find("each job planned by checkpoint for 80% of its share of the budget"),
+            std::string::npos)
+      << planned_text;
+}
+#endif
 
 /// A planner that swaps and recomputes fits a larger batch alone than keeping every tensor does;
 /// one job under exclusive is the solo search again, so it runs once.

@@ -116,6 +116,9 @@ struct footprint_result {
   /// vanilla_predicted is set.
   std::size_t passive_swapped_out_bytes = 0;
   bool vanilla_predicted = false;
+  /// Passive swapping as the fallback beside the plan, in the planned iterations (once memory
+  /// proved short before the plan): bytes out. 0 when the plan fitted the budget by itself.
+  std::size_t fallback_swapped_out_bytes = 0;
   std::size_t planned_iterations = 0;
   std::size_t planned_peak_bytes = 0;
   double planned_iteration_s = 0;

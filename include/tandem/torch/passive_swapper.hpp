@@ -18,6 +18,8 @@
 //   own allocator, copied back, DataPtr replaced), so nothing computes on a copy out of the pool.
 // - A recorder told of the moves (relocation_observer) ignores the swapper's own allocations and
 //   frees, follows a tensor to its new block, and leaves the moves' time out of its operations.
+//   A plan executor told of them ignores them too, and claims its own tensors (storage_claims):
+//   beside a plan that does not quite fit, the swapper is the fallback for the rest.
 
 #include <ATen/record_function.h>
 
@@ -49,6 +51,13 @@ class relocation_observer {
   virtual void freed_while_out(const c10::StorageImpl* storage) = 0;
 };
 
+/// Storages another component moves itself (a plan executor's tensors): the swapper leaves them.
+class storage_claims {
+ public:
+  virtual ~storage_claims() = default;
+  [[nodiscard]] virtual bool claims(const c10::StorageImpl* storage) const = 0;
+};
+
 /// What the swapper did, summed over the iterations it ran.
 struct passive_stats {
   std::size_t swapped_out_bytes = 0;
@@ -72,8 +81,10 @@ class passive_swapper final : public memory::pressure_relief {
   passive_swapper& operator=(const passive_swapper&) = delete;
 
   /// Starts an iteration on the calling thread (the job's): the pool asks this swapper when the
-  /// job's allocations find no memory, and `observer` (may be null) is told of the moves.
-  void begin(relocation_observer* observer = nullptr);
+  /// job's allocations find no memory, and `observer` (may be null) is told of the moves. What
+  /// `claimed` (may be null) claims is never swapped out: a plan executor running beside this
+  /// swapper as its fallback moves its own tensors.
+  void begin(relocation_observer* observer = nullptr, const storage_claims* claimed = nullptr);
   /// Ends it: every storage still out and alive comes back into the pool. When there is no room
   /// for them (it throws out_of_memory_error), those left out come back when the next iteration
   /// this swapper runs reads them.

@@ -53,6 +53,7 @@
 #include "tandem/footprint/plan.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/memory/trace.hpp"
+#include "tandem/torch/passive_swapper.hpp"
 #include "tandem/torch/saved_tensor_hooks.hpp"
 
 namespace tandem::torch_support {
@@ -74,7 +75,10 @@ namespace detail {
 struct executor_state;
 }
 
-class plan_executor final : public memory::trace_sink, public saved_tensor_handler {
+class plan_executor final : public memory::trace_sink,
+                            public saved_tensor_handler,
+                            public relocation_observer,
+                            public storage_claims {
  public:
   /// Runs `plan` (made for `sequence`, a recorded one) on `job`'s iterations; copies go over
   /// `channel`. Events go on to `next` (the pool's sink before, or nullptr). Throws config_error
@@ -104,6 +108,14 @@ class plan_executor final : public memory::trace_sink, public saved_tensor_handl
   void operation_ended(const at::RecordFunction& fn);
   void packed(const at::Tensor& tensor);
   void unpacking(const at::Tensor& tensor);
+
+  // A passive swapper as the fallback beside the plan (passive_swapper.hpp): its moves are not
+  // the iteration's allocations, and the plan's tensors are this executor's to move.
+  void moving() override;
+  void moved(const c10::StorageImpl* storage, std::optional<std::size_t> from,
+             std::optional<std::size_t> to, double seconds) override;
+  void freed_while_out(const c10::StorageImpl* /*storage*/) override {}
+  [[nodiscard]] bool claims(const c10::StorageImpl* storage) const override;
 
  private:
   void start_operation(const at::RecordFunction& fn);
