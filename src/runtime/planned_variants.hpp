@@ -45,6 +45,9 @@ class planned_variants {
   /// end_iteration returns what the plan moved in it (nothing for the plain one).
   void begin_iteration(std::size_t variant);
   plan_traffic end_iteration();
+  /// The executor of the iteration under way (between begin and end_iteration); nullptr for
+  /// the plain variant.
+  [[nodiscard]] torch_support::plan_executor* running() const { return running_; }
   /// `variant` as offered ("tensile at 12.00 MiB"); empty for the plain one.
   [[nodiscard]] std::string label(std::size_t variant) const;
 

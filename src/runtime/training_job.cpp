@@ -248,7 +248,8 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     const bool executes = planned && stage == planned_stage::planned && planned->planned();
     // Before the plan, always; under it, as the fallback once memory proved short (the plan may
     // not fit the budget with the pool's regions).
-    const bool falls_back = executes && passive && passive->stats().swapped_out_bytes > 0;
+    const bool falls_back = passive && stage == planned_stage::planned && (executes || variants) &&
+                            passive->stats().swapped_out_bytes > 0;
     const bool swaps_passively = passive && (stage != planned_stage::planned || falls_back);
     const auto passive_before = passive ? passive->stats() : torch_support::passive_stats{};
     const std::size_t variant = variants ? gate.granted_variant(id) : 0;
@@ -260,7 +261,8 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
         if (executes) planned->begin_iteration();
         if (variants) variants->begin_iteration(variant);
         if (falls_back) {
-          passive->begin(&planned->executor(), &planned->executor());
+          auto* executor = executes ? &planned->executor() : variants->running();
+          passive->begin(executor, executor);
         } else if (swaps_passively) {
           passive->begin(recording ? &recording->recorder() : nullptr);
         }
@@ -272,7 +274,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
           const auto moved = passive_traffic(passive_before, passive->stats());
           traffic.swapped_out_bytes += moved.swapped_out_bytes;
           traffic.swapped_in_bytes += moved.swapped_in_bytes;
-          if (falls_back) planned->fell_back(moved.swapped_out_bytes);
+          if (falls_back && executes) planned->fell_back(moved.swapped_out_bytes);
         }
         if (recording) {
           auto sequence = recording->end(spec.model, spec.batch_size);
@@ -317,9 +319,9 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     auto record = runner.record(report, requested_s, loss);
     record.traffic = traffic;
     if (executes) record.plan = planned->label();
-    if (swaps_passively && !executes && traffic.swapped_out_bytes > 0)
-      record.plan = std::string(passive_label);
     if (variants) record.plan = variants->label(variant);
+    if (swaps_passively && record.plan.empty() && traffic.swapped_out_bytes > 0)
+      record.plan = std::string(passive_label);
     result.iteration_log.push_back(std::move(record));
     result.unfinished_start_s.reset();
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());

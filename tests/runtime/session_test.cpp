@@ -335,6 +335,29 @@ TEST(Session, APlannedJobWhoseVanillaPeakIsAboveTheBudgetIsRecordedInPassiveMode
     }
 }
 
+// Issue 19: scrooge choosing plans under a budget below each job's plain peak. Nothing fits
+// plain: the iterations before the plans swap passively, and later ones fall back on passive
+// swapping beside whatever runs; no job fails, and each keeps its losses alone.
+TEST(Session, ScroogeWithPlansUnderABudgetBelowEachJobsPeakFinishesEveryJob) {
+  const std::string jobs = small_resnet_job("a") + small_resnet_job("b");
+  const std::string copies = "copy_bandwidth = \"memcpy\"";
+  const auto alone =
+      run_workload(parse(device_table("1GiB", copies) + "[policy]\nname = \"exclusive\"\n" + jobs));
+  ASSERT_GT(job_named(alone, "a").peak_reserved_bytes, 14 * MiB);
+  const auto run =
+      run_workload(parse(device_table("14MiB", copies) +
+                         "[policy]\nname = \"scrooge\"\nplanner = \"tensile\"\n" + jobs));
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+  for (const char* name : {"a", "b"}) {
+    const auto& job = job_named(run, name);
+    ASSERT_EQ(job.status, job_status::completed) << name << ": " << job.error;
+    const auto& solo = job_named(alone, name);
+    ASSERT_EQ(job.iteration_log.size(), solo.iteration_log.size());
+    for (std::size_t i = 0; i < job.iteration_log.size(); ++i)
+      EXPECT_EQ(job.iteration_log[i].loss, solo.iteration_log[i].loss) << name << " " << i;
+  }
+}
+
 // Waterwave §5.5: more than two jobs. Three and four ResNet-20s whose peaks (about 18 MiB of
 // regions each) sum well above 44 MiB: spatial sharing runs out of memory; the NodeGroup
 // pipeline completes every job within the budget, pairing groups of different jobs.
