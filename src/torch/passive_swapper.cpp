@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <limits>
 #include <thread>
 #include <unordered_map>
@@ -64,6 +65,8 @@ struct passive_state {
   at::CallbackHandle callbacks = 0;
   bool active = false;
   bool ending = false;  ///< end() brings storages back: none may leave again
+  /// Thrown in a RecordFunction callback, which libtorch would swallow: kept for end().
+  std::exception_ptr failure;
   std::uint64_t tick = 0;
   std::size_t out_count = 0;
   std::unordered_map<const c10::StorageImpl*, tracked_storage> tracked;
@@ -237,6 +240,10 @@ void passive_swapper::begin(relocation_observer* observer, const storage_claims*
 void passive_swapper::end() {
   auto& s = *state_;
   TANDEM_EXPECTS(s.active, usage_error, "passive_swapper::end without begin");
+  if (auto failure = std::exchange(s.failure, nullptr)) {
+    stop();
+    std::rethrow_exception(failure);
+  }
   swapper_ops ops(s, stats_);
   ops.sweep();
   // Whatever is still out and alive comes back for the next iteration (or whoever holds it),
@@ -261,6 +268,7 @@ void passive_swapper::stop() {
   if (swapping == this) swapping = nullptr;
   s.active = false;
   s.ending = false;
+  s.failure = nullptr;
   s.observer = nullptr;
   s.claimed = nullptr;
   // Only what is still out stays tracked (end() could not bring it back): it stays on the host,
@@ -279,6 +287,18 @@ bool passive_swapper::relieve(memory::job_id job, std::size_t /*bytes*/) {
 }
 
 void passive_swapper::operation_started(const at::RecordFunction& fn) {
+  auto& s = *state_;
+  // libtorch logs and swallows what a callback throws: an input that could not come back (no
+  // room) fails the iteration at end() instead, and nothing more is swapped out meanwhile.
+  try {
+    start_operation(fn);
+  } catch (...) {
+    if (!s.failure) s.failure = std::current_exception();
+    s.ending = true;
+  }
+}
+
+void passive_swapper::start_operation(const at::RecordFunction& fn) {
   auto& s = *state_;
   swapper_ops ops(s, stats_);
   if (s.reading.empty()) ops.sweep();

@@ -108,5 +108,34 @@ TEST(PassiveSwapper, ABudgetThatCannotHoldOneOperationStillFailsAsOutOfMemory) {
   EXPECT_FALSE(swapper.active());
 }
 
+// An input that cannot come back (its operation pins every other tensor, and the budget was
+// lowered meanwhile) fails the iteration at end(): libtorch would swallow the error where it
+// happens, in the operation's start callback.
+TEST(PassiveSwapper, AnInputThatFindsNoRoomToComeBackFailsTheIterationAtItsEnd) {
+  device::cpu_backend backend;
+  auto stream = backend.create_stream("job", device::stream_kind::compute);
+  memory::device_pool pool(backend, testing::pool_of(64 * MiB));
+  pool.set_budget(2 * MiB);  // one region of 2 MiB
+  const auto job = pool.add_job("job");
+  cpu_allocator_scope installed(pool);
+  job_binding bound(pool, job, *stream);
+  device::copy_channel channel(backend);
+  passive_swapper swapper(pool, job, channel);
+  swapper.begin();
+  const auto mib = [] { return torch::ones({256 * 1024}); };  // 1 MiB of floats
+  auto a = mib();
+  auto b = mib();
+  auto c = mib();  // no room: a, the least recently used, goes out
+  EXPECT_EQ(swapper.stats().evictions, 1u);
+  b.addcmul_(a, c);  // pins b, a and c: a finds no room to come back
+  a.reset();         // gone while out: end() has nothing to bring back, yet fails
+  EXPECT_THROW(swapper.end(), memory::out_of_memory_error);
+  EXPECT_FALSE(swapper.active());
+  // b + a * c, computed on a's host copy; read in place (no room for a comparison's tensors).
+  const float* values = b.data_ptr<float>();
+  EXPECT_EQ(values[0], 2.0f);
+  EXPECT_EQ(values[256 * 1024 - 1], 2.0f);
+}
+
 }  // namespace
 }  // namespace tandem::torch_support

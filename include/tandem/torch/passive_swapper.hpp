@@ -85,7 +85,8 @@ class passive_swapper final : public memory::pressure_relief {
   /// `claimed` (may be null) claims is never swapped out: a plan executor running beside this
   /// swapper as its fallback moves its own tensors.
   void begin(relocation_observer* observer = nullptr, const storage_claims* claimed = nullptr);
-  /// Ends it: every storage still out and alive comes back into the pool. When there is no room
+  /// Ends it: every storage still out and alive comes back into the pool. Rethrows what an
+  /// operation's start met (an input that found no room to come back in). When there is no room
   /// for them (it throws out_of_memory_error), those left out come back when the next iteration
   /// this swapper runs reads them.
   void end();
@@ -100,6 +101,7 @@ class passive_swapper final : public memory::pressure_relief {
   void operation_ended(const at::RecordFunction& fn);
 
  private:
+  void start_operation(const at::RecordFunction& fn);
   void stop();
 
   std::unique_ptr<detail::passive_state> state_;
