@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "losses_of.hpp"
 #include "tandem/runtime/fault_injection.hpp"
 #include "tandem/runtime/session.hpp"
 #include "tandem/schedule/registry.hpp"
@@ -72,11 +73,7 @@ workload make_workload(const std::string& policy, std::size_t budget_mib,
   return parse_workload(text.str(), "isolation.toml", training_vocabulary());
 }
 
-std::vector<double> losses_of(const job_result& job) {
-  std::vector<double> losses;
-  for (const auto& record : job.iteration_log) losses.push_back(record.loss);
-  return losses;
-}
+using testing::losses_of;
 
 /// What a job does alone: its losses, allocations and the regions it held at its peak.
 struct solo_run {

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "losses_of.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/memory_monitor.hpp"
@@ -16,6 +17,8 @@
 
 namespace tandem::runtime {
 namespace {
+
+using testing::losses_of;
 
 std::string device_table(const std::string& budget, const std::string& extra = "") {
   return "[device]\nkind = \"cpu\"\ncapacity = \"1GiB\"\nbudget = \"" + budget +
@@ -271,11 +274,7 @@ TEST(Session, ScroogeChoosingPlansKeepsTheBudgetAndEveryLossOfTheJobAlone) {
   for (const char* name : {"a", "b"}) {
     const auto& job = job_named(run, name);
     ASSERT_EQ(job.status, job_status::completed) << name << ": " << job.error;
-    const auto& solo = job_named(alone, name);
-    ASSERT_EQ(job.iteration_log.size(), solo.iteration_log.size());
-    for (std::size_t i = 0; i < job.iteration_log.size(); ++i) {
-      EXPECT_EQ(job.iteration_log[i].loss, solo.iteration_log[i].loss) << name << " " << i;
-    }
+    EXPECT_EQ(losses_of(job), losses_of(job_named(alone, name))) << name;
     double plans = -1;
     for (const auto& statistic : job.policy_stats) {
       if (statistic.name == "plans") plans = statistic.value;
@@ -329,9 +328,7 @@ TEST(Session, APlannedJobWhoseVanillaPeakIsAboveTheBudgetIsRecordedInPassiveMode
       EXPECT_EQ(a.footprint->predicted_vanilla_peak_bytes,
                 free.footprint->predicted_vanilla_peak_bytes)
           << "the sequence recorded under pressure is the vanilla iteration's";
-      ASSERT_EQ(a.iteration_log.size(), free.iteration_log.size());
-      for (std::size_t i = 0; i < a.iteration_log.size(); ++i)
-        EXPECT_EQ(a.iteration_log[i].loss, free.iteration_log[i].loss) << "iteration " << i;
+      EXPECT_EQ(losses_of(a), losses_of(free));
     }
 }
 
@@ -351,10 +348,7 @@ TEST(Session, ScroogeWithPlansUnderABudgetBelowEachJobsPeakFinishesEveryJob) {
   for (const char* name : {"a", "b"}) {
     const auto& job = job_named(run, name);
     ASSERT_EQ(job.status, job_status::completed) << name << ": " << job.error;
-    const auto& solo = job_named(alone, name);
-    ASSERT_EQ(job.iteration_log.size(), solo.iteration_log.size());
-    for (std::size_t i = 0; i < job.iteration_log.size(); ++i)
-      EXPECT_EQ(job.iteration_log[i].loss, solo.iteration_log[i].loss) << name << " " << i;
+    EXPECT_EQ(losses_of(job), losses_of(job_named(alone, name))) << name;
   }
 }
 

@@ -18,6 +18,7 @@
 #include "tandem/torch/cpu_allocator.hpp"
 #include "tandem/torch/job_binding.hpp"
 #include "tandem/torch/saved_tensor_hooks.hpp"
+#include "training_fixture.hpp"
 
 namespace tandem::torch_support {
 namespace {
@@ -76,14 +77,7 @@ TEST(SavedTensorHooks,
   EXPECT_EQ(handler.packs, packs);
 }
 
-memory::pool_options pool_of(std::size_t capacity) {
-  memory::pool_options options;
-  options.capacity = capacity;
-  options.budget = capacity;
-  options.region_size = 2 * MiB;
-  options.small_threshold = 64 * KiB;
-  return options;
-}
+using testing::pool_of;
 
 /// The most a sequence holds at once, by brute force: each tensor from its creating operation's
 /// start to the end of its last reader or freed_after, persistent ones throughout.
