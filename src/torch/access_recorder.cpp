@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "for_each_tensor.hpp"
+#include "operation_callbacks.hpp"
 #include "tandem/common/error.hpp"
 
 namespace tandem::torch_support {
@@ -128,11 +129,7 @@ void access_recorder::begin() {
   began_ = clock::now();
   recording_ = true;
   recording = this;
-  callback_handle_ = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&on_start, &on_end)
-          .needsInputs(true)
-          .needsOutputs(true)
-          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  callback_handle_ = detail::add_operation_callbacks(&on_start, &on_end);
   saved_scope_ = std::make_unique<saved_tensor_scope>(*this);
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "for_each_tensor.hpp"
+#include "operation_callbacks.hpp"
 #include "tandem/common/error.hpp"
 
 namespace tandem::torch_support {
@@ -229,11 +230,7 @@ void passive_swapper::begin(relocation_observer* observer, const storage_claims*
   s.tick = 0;
   s.active = true;
   swapping = this;
-  s.callbacks = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&on_start, &on_end)
-          .needsInputs(true)
-          .needsOutputs(true)
-          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  s.callbacks = detail::add_operation_callbacks(&on_start, &on_end);
   s.pool.set_pressure_relief(s.job, this);
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "for_each_tensor.hpp"
+#include "operation_callbacks.hpp"
 #include "tandem/common/error.hpp"
 
 namespace tandem::torch_support {
@@ -590,11 +591,7 @@ void plan_executor::begin() {
   s.pending_out.clear();
   s.pending_in.clear();
   executing = this;
-  s.callbacks = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(&on_start, &on_end)
-          .needsInputs(true)
-          .needsOutputs(true)
-          .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+  s.callbacks = detail::add_operation_callbacks(&on_start, &on_end);
   s.saved_scope = std::make_unique<saved_tensor_scope>(*this);
 }
 
