@@ -34,6 +34,34 @@ schedule::usage_curve scaled_curve(const schedule::usage_curve& plain, double me
   return out;
 }
 
+schedule::usage_curve raised_curve(const schedule::usage_curve& measured, std::size_t bytes,
+                                   double time, std::size_t region_size) {
+  schedule::usage_curve out;
+  out.held_at_start = measured.held_at_start;
+  out.duration_s = measured.duration_s * time;
+  const auto region = std::max<std::size_t>(region_size, 1);
+  const auto raise = static_cast<std::int64_t>((bytes + region - 1) / region * region);
+  // Raised from the first moment the measured curve is at its highest to the end.
+  std::int64_t level = 0;
+  std::int64_t highest = 0;
+  std::size_t peak_after = 0;  // steps before the highest point (0: it is the start)
+  for (std::size_t i = 0; i < measured.steps.size(); ++i) {
+    level += measured.steps[i].delta;
+    if (level > highest) {
+      highest = level;
+      peak_after = i + 1;
+    }
+  }
+  if (raise > 0 && peak_after == 0) out.steps.push_back({0.0, raise});
+  for (std::size_t i = 0; i < measured.steps.size(); ++i) {
+    const double at_s = measured.steps[i].at_s * time;
+    out.steps.push_back({at_s, measured.steps[i].delta});
+    if (raise > 0 && i + 1 == peak_after) out.steps.push_back({at_s, raise});
+  }
+  if (raise > 0) out.steps.push_back({out.duration_s, -raise});
+  return out;
+}
+
 planned_variants::planned_variants(std::string planner, double copy_bandwidth,
                                    memory::device_pool& pool, memory_monitor& monitor,
                                    device::copy_channel& channel, memory::job_id job)
@@ -51,7 +79,8 @@ planned_variants::~planned_variants() {
 
 std::vector<schedule::footprint_variant> planned_variants::plan(footprint::access_sequence sequence,
                                                                 const schedule::usage_curve& plain,
-                                                                double plain_s) {
+                                                                double plain_s,
+                                                                std::size_t passive_live_peak) {
   std::vector<schedule::footprint_variant> variants;
   variants.push_back({"none", plain, plain_s});
   const auto vanilla = footprint::predict(sequence, footprint::plan{}, costs_);
@@ -59,7 +88,16 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
   std::size_t floor = vanilla.curve.front().bytes;
   for (const auto& point : vanilla.curve) floor = std::min(floor, point.bytes);
   const auto region = pool_.options().region_size;
-  std::size_t least_held = plain.peak();
+  // Passive swapping capped the recorded iteration: each plan is offered as the measured curve
+  // raised by what its live peak exceeds the measured one, at the cost model's time (the
+  // plain iteration's, as it would run with room enough, is the least any plan must beat).
+  const bool capped =
+      passive_live_peak > 0 && vanilla.peak_bytes > passive_live_peak && plain_s > 0;
+  const auto excess = [&](std::size_t live_peak) {
+    return live_peak - std::min(live_peak, passive_live_peak);
+  };
+  std::size_t least_held =
+      capped ? raised_curve(plain, excess(vanilla.peak_bytes), 1.0, region).peak() : plain.peak();
   const auto maker = footprint::make_planner(planner_);
   for (const auto budget : footprint::plan_ladder(floor, vanilla.peak_bytes)) {
     auto made = maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs_});
@@ -70,11 +108,14 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
         static_cast<double>(predicted.peak_bytes - std::min(predicted.peak_bytes, floor)) /
         static_cast<double>(vanilla.peak_bytes - floor);
     const double time = predicted.iteration_s / vanilla.iteration_s;
-    auto curve = scaled_curve(plain, memory, time, region);
+    auto curve = capped ? raised_curve(plain, excess(predicted.peak_bytes),
+                                       predicted.iteration_s / plain_s, region)
+                        : scaled_curve(plain, memory, time, region);
     if (curve.peak() + region > least_held) continue;  // not a region less than the one before
     least_held = curve.peak();
     labels_.push_back(planner_ + " at " + format_bytes(budget));
-    variants.push_back({labels_.back(), std::move(curve), plain_s * time});
+    const double plan_s = capped ? predicted.iteration_s : plain_s * time;
+    variants.push_back({labels_.back(), std::move(curve), plan_s});
     executors_.push_back(std::make_unique<torch_support::plan_executor>(pool_, job_, channel_,
                                                                         sequence, std::move(made)));
   }

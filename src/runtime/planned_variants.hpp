@@ -37,9 +37,17 @@ class planned_variants {
   /// Plans the recorded iteration (`sequence`, whose regions held were `plain` over `plain_s`
   /// seconds) and returns the variants to offer: the plain one first, then each plan that holds
   /// at least a region less than the one before.
+  ///
+  /// `passive_live_peak`: the recorded iteration's live bytes at their highest when it swapped
+  /// passively to stay within the budget, else 0. Its curve is then capped by what it gave up,
+  /// and its time slowed by the copies: the plain variant is offered as measured (what a plain
+  /// iteration does here), and each plan as that curve raised by the regions its predicted live
+  /// peak exceeds the measured one, at its predicted time, so that a plan that spares the
+  /// swapping is offered as faster than the plain iteration.
   [[nodiscard]] std::vector<schedule::footprint_variant> plan(footprint::access_sequence sequence,
                                                               const schedule::usage_curve& plain,
-                                                              double plain_s);
+                                                              double plain_s,
+                                                              std::size_t passive_live_peak = 0);
 
   /// Around an iteration run as `variant` (0: plain, nothing to do), on the job's thread;
   /// end_iteration returns what the plan moved in it (nothing for the plain one).
@@ -70,5 +78,12 @@ class planned_variants {
 /// and to take that share longer holds regions.
 [[nodiscard]] schedule::usage_curve scaled_curve(const schedule::usage_curve& plain, double memory,
                                                  double time, std::size_t region_size);
+
+/// `measured` raised by `bytes` (rounded up to whole regions) from the first moment it holds its
+/// most to its end, its times scaled by `time`: how an iteration that needs `bytes` more than a
+/// measured one capped by passive swapping holds regions.
+[[nodiscard]] schedule::usage_curve raised_curve(const schedule::usage_curve& measured,
+                                                 std::size_t bytes, double time,
+                                                 std::size_t region_size);
 
 }  // namespace tandem::runtime::detail

@@ -313,8 +313,10 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     const auto& report = *ran;
     if (variants && stage == planned_stage::recorded && result.access_sequence) {
       // Offered once the iteration is measured: the plans' curves are scaled from its own.
-      gate.offer_variants(
-          id, variants->plan(*result.access_sequence, report.held, report.end_s - report.start_s));
+      // Passive swapping in it capped its curve: the plans are scaled from the vanilla one.
+      const std::size_t passive_peak = traffic.swapped_out_bytes > 0 ? report.peak_bytes : 0;
+      gate.offer_variants(id, variants->plan(*result.access_sequence, report.held,
+                                             report.end_s - report.start_s, passive_peak));
     }
     auto record = runner.record(report, requested_s, loss);
     record.traffic = traffic;
@@ -514,8 +516,10 @@ void leave(const job_spec& spec, memory::job_id id, training_context& context,
   }
   if (result.out_of_memory && spec.planner && result.iteration_log.size() < 3) {
     result.error +=
-        "\n  planned job: its plan is made from iteration 1, which runs unplanned, so the budget "
-        "must hold the job's vanilla peak once (tandem plan shows it)";
+        "\n  planned job: the iterations before its plan swap passively, which cannot move the "
+        "tensors an operation is using nor close the holes between what stays: the budget must "
+        "hold the job's persistent memory, its largest operation's tensors and room around "
+        "them (tandem plan shows the vanilla peak)";
   }
   result.end_s = gate.now();
   summarize(result, spec);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
@@ -128,10 +129,14 @@ std::size_t scrooge_policy::variant_alone(job_id job, const job_state& state) co
       if (id != job) others += claims_.held(id);
     }
   }
+  // The quickest that fits: a plain iteration that fits only by swapping passively (real jobs
+  // under a budget below their peak) is slower than a plan.
+  std::optional<std::size_t> best;
   for (std::size_t k = 0; k < state.variants.size(); ++k) {
-    if (fits_beside(others, curve_of(state, k)->peak, budget_)) return k;
+    if (!fits_beside(others, curve_of(state, k)->peak, budget_)) continue;
+    if (!best || state.variant_s[k] < state.variant_s[*best]) best = k;
   }
-  return state.variants.size() - 1;
+  return best ? *best : state.variants.size() - 1;
 }
 
 void scrooge_policy::offer_variants(job_id job, std::vector<footprint_variant> variants) {
@@ -279,6 +284,10 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
   std::optional<double> best_shift;
   double best_cost = std::numeric_limits<double>::infinity();
   const std::size_t count = std::max<std::size_t>(1, state.variants.size());
+  // Plans are slower than the plain iteration, except where it only fits by swapping passively.
+  const double quickest_s = state.variant_s.empty()
+                                ? 0.0
+                                : *std::min_element(state.variant_s.begin(), state.variant_s.end());
   for (std::size_t k = 0; k < count; ++k) {
     const auto& curve = curve_of(state, k);
     if (!curve || curve->peak > budget_) continue;
@@ -294,7 +303,9 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
       best_shift = shift;
       best_cost = cost;
     }
-    if (shift && *shift <= 0 && extra <= 0) break;  // nothing can beat starting now, plain
+    // Nothing can beat starting now, as fast as any variant.
+    const double own_s = k < state.variant_s.size() ? state.variant_s[k] : 0.0;
+    if (shift && *shift <= 0 && own_s <= quickest_s) break;
   }
   state.chosen = best;
   if (best > 0 && !state.measured[best] && anyone_running_except(job)) {

@@ -72,6 +72,35 @@ TEST_F(DevicePool, KindsAndSizesLiveInSeparateRegions) {
   EXPECT_EQ(stats.reserved_bytes, 4 * 2 * MiB);
 }
 
+TEST_F(DevicePool, ShortOfRegionsARequestUsesFreeRoomInAnotherClassRatherThanFailing) {
+  device_pool pool(backend_, small_pool(64 * MiB, 4 * MiB));  // two regions
+  const auto job = pool.add_job("a");
+  void* weights = pool.allocate(job, *stream_, 1 * MiB, alloc_kind::persistent);
+  void* feature = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::feature_map);
+  ASSERT_EQ(pool.stats(job).reserved_bytes, 4 * MiB) << "the budget is now fully borrowed";
+
+  // No transient region can be borrowed: the tightest free block of another class serves, the
+  // persistent region's free half, then the feature-map region's; after that nothing is left.
+  void* scratch = pool.allocate(job, *stream_, 1 * MiB, alloc_kind::temporary);
+  EXPECT_EQ(testing::region_of(pool, scratch), testing::region_of(pool, weights));
+  void* more = pool.allocate(job, *stream_, 1 * MiB, alloc_kind::temporary);
+  EXPECT_EQ(testing::region_of(pool, more), testing::region_of(pool, feature));
+  EXPECT_EQ(pool.stats(job).other_class_reuses, 2u);
+  EXPECT_EQ(pool.stats(job).out_of_memory, 0u);
+  EXPECT_THROW((void)pool.allocate(job, *stream_, 1 * MiB, alloc_kind::temporary),
+               out_of_memory_error);
+
+  // A borrowed block goes back to its region's class when freed: with the feature map and the
+  // scratch beside it gone, that region is empty and returns to the budget, and a transient
+  // region can be borrowed again.
+  pool.deallocate(job, more);
+  pool.deallocate(job, feature);
+  stream_->synchronize();
+  void* fresh = pool.allocate(job, *stream_, 2 * MiB, alloc_kind::temporary);
+  EXPECT_EQ(pool.stats(job).other_class_reuses, 2u) << "a region of its own class";
+  for (void* p : {weights, scratch, fresh}) pool.deallocate(job, p);
+}
+
 TEST_F(DevicePool, ReusesTheBestFittingFreeBlock) {
   device_pool pool(backend_, small_pool());
   const auto job = pool.add_job("a");

@@ -29,6 +29,7 @@ struct job_stats {
   std::uint64_t regions_returned = 0;    ///< count: regions given back
   std::uint64_t same_stream_reuses = 0;  ///< count: served from an unsynced block of its stream
   std::uint64_t synced_reuses = 0;       ///< count: served from a block known complete
+  std::uint64_t other_class_reuses = 0;  ///< count: served, short of regions, from another class
   std::uint64_t cross_stream_waits = 0;  ///< count: took another stream's block, ordered by a wait
   std::uint64_t host_syncs = 0;          ///< count: blocked the host to make freed memory usable
   std::uint64_t events_recorded = 0;     ///< count: completion events recorded on free
