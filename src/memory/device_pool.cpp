@@ -143,6 +143,7 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
       if (waited) gate->wait_ended(job);
       if (ptr != nullptr) return ptr;
     }
+    if (void* ptr = owner.try_allocate_in_other_class(stream, rounded, kind)) return ptr;
   }
   owner.count_out_of_memory();
   if (auto* sink = context_->sink.load(std::memory_order_acquire)) {

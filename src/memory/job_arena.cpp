@@ -243,19 +243,29 @@ void* job_arena::search(device::stream& stream, std::size_t bytes, alloc_kind ki
     return hand_out(id, slot, bytes, kind);
   }
   if (auto id = borrow_segment(cls, bytes); id != npos) return hand_out(id, slot, bytes, kind);
-  // Classes keep lifetimes apart to limit fragmentation, which is worth less than the request:
-  // before refusing it, use the tightest free block in the job's regions of another class (the
-  // block stays in that class and goes back to it when freed).
+  return nullptr;
+}
+
+void* job_arena::try_allocate_in_other_class(device::stream& stream, std::size_t bytes,
+                                             alloc_kind kind) {
+  std::lock_guard lock(mutex_);
+  const auto slot = slot_of(stream);
+  const auto cls = static_cast<std::size_t>(class_of(bytes, kind));
+  if (wait_all()) ++stats_.host_syncs;
   std::uint32_t best = npos;
   for (std::size_t other = 0; other < region_class_count; ++other) {
-    if (other == static_cast<std::size_t>(cls)) continue;
+    if (other == cls) continue;
     const auto id = take_best_fit(synced_[other], bytes);
     if (id != npos && (best == npos || blocks_[id].size < blocks_[best].size)) best = id;
   }
-  if (best == npos) return nullptr;
-  ++stats_.synced_reuses;
-  ++stats_.other_class_reuses;
-  return hand_out(best, slot, bytes, kind);
+  void* ptr = nullptr;
+  if (best != npos) {
+    ++stats_.synced_reuses;
+    ++stats_.other_class_reuses;
+    ptr = hand_out(best, slot, bytes, kind);
+  }
+  check_invariants();
+  return ptr;
 }
 
 std::uint32_t job_arena::merge(std::uint32_t left, std::uint32_t right) {

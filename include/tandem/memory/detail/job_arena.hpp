@@ -71,6 +71,12 @@ class job_arena {
   /// Returns nullptr when neither the job's free blocks nor the sharable area can supply
   /// `bytes` (already rounded). Blocks the host only as the last resort (stats: host_syncs).
   [[nodiscard]] void* try_allocate(device::stream& stream, std::size_t bytes, alloc_kind kind);
+  /// The last resort before out of memory: the tightest free block in the job's regions of a
+  /// class other than the request's (the block stays in its region's class). Classes keep
+  /// lifetimes apart so that they do not fragment each other; taken any earlier, this costs
+  /// more than it saves (a planned ResNet-20 under 40 MiB then fit batch 264, not 341).
+  [[nodiscard]] void* try_allocate_in_other_class(device::stream& stream, std::size_t bytes,
+                                                  alloc_kind kind);
 
   /// The block at `offset` must lie in a region this job owns.
   free_status deallocate(std::size_t offset);
