@@ -185,6 +185,18 @@ bool record_missing(std::vector<job_plan>& jobs, const runtime::workload& spec,
       job->source = "recorded";
     } else {
       job->error = profile.completed ? "no access sequence was recorded" : profile.error;
+      // The pool's advice names --budget, which here is the plan's budget, not the device's.
+      if (profile.error.starts_with("out of memory")) {
+        if (const auto advice = job->error.find("\n  to fix:"); advice != std::string::npos) {
+          job->error.erase(advice, job->error.find('\n', advice + 1) - advice);
+        }
+        job->error +=
+            "\n  tandem plan records each job alone and unplanned, so its vanilla iteration "
+            "must fit the workload's [device] budget (" +
+            format_bytes(spec.device.budget != 0 ? spec.device.budget : spec.device.capacity) +
+            "); --budget is the plan's. Raise the [device] budget in a copy of the "
+            "workload, or record with `tandem profile` where it fits and pass --profile";
+      }
     }
   }
   return !stopped;

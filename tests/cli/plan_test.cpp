@@ -135,6 +135,23 @@ TEST_F(PlanCommand, BadInputExitsWith2SayingWhatToDo) {
   expect_refused({"plan", workload("no_such.toml"), "--planner", "none"}, "no_such.toml");
 }
 
+TEST_F(PlanCommand, AJobWhoseVanillaIterationDoesNotFitTheDeviceBudgetSaysWhichBudgetToRaise) {
+  // --budget is the plan's: the pool's usual advice to raise it would not help the recording.
+  const auto tight = folder_ / "tight.toml";
+  std::ofstream(tight) << "[device]\nkind = \"cpu\"\ncapacity = \"512MiB\"\nbudget = \"4MiB\"\n"
+                          "region_size = \"2MiB\"\n\n[policy]\nname = \"exclusive\"\n\n"
+                          "[[job]]\nname = \"big\"\nmodel = \"resnet20\"\nbatch_size = 32\n"
+                          "iterations = 4\n[job.model_options]\nimage_side = 16\n";
+  const auto run = tandem({"plan", tight.string(), "--planner", "capuchin", "--budget", "50%"});
+  EXPECT_EQ(run.status, 3) << run.err;  // the job failed; nothing was wrong with the input
+  EXPECT_NE(run.out.find("out of memory"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("must fit the workload's [device] budget (4.00 MiB); --budget is the "
+                         "plan's"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("raise the budget (--budget)"), std::string::npos) << run.out;
+}
+
 TEST_F(PlanCommand, CtrlCWhileRecordingMakesNoPlansAndLeavesTheJsonAsItWas) {
   std::ofstream(json_) << "{\"earlier\": true}\n";
   process tandem(
