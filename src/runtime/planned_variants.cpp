@@ -89,8 +89,8 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
   for (const auto& point : vanilla.curve) floor = std::min(floor, point.bytes);
   const auto region = pool_.options().region_size;
   // Passive swapping capped the recorded iteration: each plan is offered as the measured curve
-  // raised by what its live peak exceeds the measured one, at the cost model's time (the
-  // plain iteration's, as it would run with room enough, is the least any plan must beat).
+  // raised by what its predicted live peak exceeds the measured one, at its predicted time, and
+  // must hold a region less than the vanilla iteration raised the same way.
   const bool capped =
       passive_live_peak > 0 && vanilla.peak_bytes > passive_live_peak && plain_s > 0;
   const auto excess = [&](std::size_t live_peak) {

@@ -313,7 +313,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     const auto& report = *ran;
     if (variants && stage == planned_stage::recorded && result.access_sequence) {
       // Offered once the iteration is measured: the plans' curves are scaled from its own.
-      // Passive swapping in it capped its curve: the plans are scaled from the vanilla one.
+      // Where passive swapping capped its curve, the plans are offered raised from it.
       const std::size_t passive_peak = traffic.swapped_out_bytes > 0 ? report.peak_bytes : 0;
       gate.offer_variants(id, variants->plan(*result.access_sequence, report.held,
                                              report.end_s - report.start_s, passive_peak));
