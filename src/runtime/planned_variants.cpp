@@ -98,6 +98,16 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
   };
   std::size_t least_held =
       capped ? raised_curve(plain, excess(vanilla.peak_bytes), 1.0, region).peak() : plain.peak();
+  if (capped) {
+    // Capped only because others held memory meanwhile (raised, the vanilla iteration fits the
+    // budget alone): the plain variant is offered as it runs with room, the vanilla iteration
+    // at its predicted time, and waits for that room. Else passive swapping is the only way it
+    // runs, and it is offered as measured, slow.
+    auto roomy =
+        raised_curve(plain, excess(vanilla.peak_bytes), vanilla.iteration_s / plain_s, region);
+    if (roomy.peak() <= pool_.budget())
+      variants.front() = {"none", std::move(roomy), vanilla.iteration_s};
+  }
   const auto maker = footprint::make_planner(planner_);
   for (const auto budget : footprint::plan_ladder(floor, vanilla.peak_bytes)) {
     auto made = maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs_});
