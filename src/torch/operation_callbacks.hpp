@@ -5,6 +5,8 @@
 
 #include <ATen/record_function.h>
 
+#include <exception>
+
 namespace tandem::torch_support::detail {
 
 /// Registers `start` and `end` for those operations on the calling thread; remove the handle
@@ -16,6 +18,20 @@ inline at::CallbackHandle add_operation_callbacks(at::RecordFunctionCallback::St
           .needsInputs(true)
           .needsOutputs(true)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+}
+
+/// Runs `act`, the work of one of those callbacks. libtorch logs and swallows what a callback
+/// throws, so the first failure is kept in `failure` for a place that can throw (end() of an
+/// iteration); returns false when `act` threw.
+template <class Act>
+bool keeping_failure(std::exception_ptr& failure, Act&& act) noexcept {
+  try {
+    act();
+    return true;
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+    return false;
+  }
 }
 
 }  // namespace tandem::torch_support::detail

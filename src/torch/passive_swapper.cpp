@@ -285,14 +285,9 @@ bool passive_swapper::relieve(memory::job_id job, std::size_t /*bytes*/) {
 
 void passive_swapper::operation_started(const at::RecordFunction& fn) {
   auto& s = *state_;
-  // libtorch logs and swallows what a callback throws: an input that could not come back (no
-  // room) fails the iteration at end() instead, and nothing more is swapped out meanwhile.
-  try {
-    start_operation(fn);
-  } catch (...) {
-    if (!s.failure) s.failure = std::current_exception();
-    s.ending = true;
-  }
+  // An input that could not come back (no room) fails the iteration at end(); nothing more is
+  // swapped out meanwhile.
+  if (!detail::keeping_failure(s.failure, [&] { start_operation(fn); })) s.ending = true;
 }
 
 void passive_swapper::start_operation(const at::RecordFunction& fn) {

@@ -659,14 +659,8 @@ std::unique_ptr<torch::autograd::SavedVariableHooks> plan_executor::hooks_for_sa
 void plan_executor::operation_started(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth++ > 0) return;
-  // libtorch logs and swallows what a RecordFunction callback throws: keep it for a place that
-  // can throw (the next saved-tensor hook, or end()), and act no more this iteration.
-  try {
-    start_operation(fn);
-  } catch (...) {
-    if (!s.failure) s.failure = std::current_exception();
-    s.diverged = true;
-  }
+  // Kept for the next saved-tensor hook or end(); the executor acts no more this iteration.
+  if (!detail::keeping_failure(s.failure, [&] { start_operation(fn); })) s.diverged = true;
 }
 
 void plan_executor::start_operation(const at::RecordFunction& fn) {
