@@ -90,21 +90,30 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
   const auto region = pool_.options().region_size;
   // Passive swapping capped the recorded iteration: each plan is offered as the measured curve
   // raised by what its predicted live peak exceeds the measured one, at its predicted time, and
-  // must hold a region less than the vanilla iteration raised the same way.
+  // must hold a region less than the vanilla iteration raised the same way. Otherwise each is
+  // the measured curve scaled by its share of the vanilla peak above the floor and of its time.
   const bool capped =
       passive_live_peak > 0 && vanilla.peak_bytes > passive_live_peak && plain_s > 0;
-  const auto excess = [&](std::size_t live_peak) {
-    return live_peak - std::min(live_peak, passive_live_peak);
+  const auto offered = [&](std::size_t live_peak, double iteration_s) {
+    if (capped) {
+      const auto excess = live_peak - std::min(live_peak, passive_live_peak);
+      return raised_curve(plain, excess, iteration_s / plain_s, region);
+    }
+    const double memory = static_cast<double>(live_peak - std::min(live_peak, floor)) /
+                          static_cast<double>(vanilla.peak_bytes - floor);
+    return scaled_curve(plain, memory, iteration_s / vanilla.iteration_s, region);
   };
-  std::size_t least_held =
-      capped ? raised_curve(plain, excess(vanilla.peak_bytes), 1.0, region).peak() : plain.peak();
+  const auto offered_s = [&](double iteration_s) {
+    return capped ? iteration_s : plain_s * (iteration_s / vanilla.iteration_s);
+  };
+  std::size_t least_held = plain.peak();
   if (capped) {
     // Capped only because others held memory meanwhile (raised, the vanilla iteration fits the
     // budget alone): the plain variant is offered as it runs with room, the vanilla iteration
     // at its predicted time, and waits for that room. Else passive swapping is the only way it
     // runs, and it is offered as measured, slow.
-    auto roomy =
-        raised_curve(plain, excess(vanilla.peak_bytes), vanilla.iteration_s / plain_s, region);
+    auto roomy = offered(vanilla.peak_bytes, vanilla.iteration_s);
+    least_held = roomy.peak();
     if (roomy.peak() <= pool_.budget())
       variants.front() = {"none", std::move(roomy), vanilla.iteration_s};
   }
@@ -114,18 +123,11 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
     keep_executable(made, sequence);
     if (made.decisions.empty()) continue;
     const auto predicted = footprint::predict(sequence, made, costs_);
-    const double memory =
-        static_cast<double>(predicted.peak_bytes - std::min(predicted.peak_bytes, floor)) /
-        static_cast<double>(vanilla.peak_bytes - floor);
-    const double time = predicted.iteration_s / vanilla.iteration_s;
-    auto curve = capped ? raised_curve(plain, excess(predicted.peak_bytes),
-                                       predicted.iteration_s / plain_s, region)
-                        : scaled_curve(plain, memory, time, region);
+    auto curve = offered(predicted.peak_bytes, predicted.iteration_s);
     if (curve.peak() + region > least_held) continue;  // not a region less than the one before
     least_held = curve.peak();
     labels_.push_back(planner_ + " at " + format_bytes(budget));
-    const double plan_s = capped ? predicted.iteration_s : plain_s * time;
-    variants.push_back({labels_.back(), std::move(curve), plan_s});
+    variants.push_back({labels_.back(), std::move(curve), offered_s(predicted.iteration_s)});
     executors_.push_back(std::make_unique<torch_support::plan_executor>(pool_, job_, channel_,
                                                                         sequence, std::move(made)));
   }
