@@ -12,7 +12,7 @@ job_arena::job_arena(job_id id, std::string name, pool_context& context)
 
 region_class job_arena::class_of(std::size_t bytes, alloc_kind kind) const {
   if (kind == alloc_kind::persistent) return region_class::persistent;
-  if (bytes < context_.options.small_threshold) return region_class::small;
+  if (bytes < context_.options.small_block_limit()) return region_class::small;
   const bool ephemeral = kind == alloc_kind::temporary || kind == alloc_kind::gradient;
   return ephemeral ? region_class::transient : region_class::large;
 }
@@ -594,6 +594,11 @@ void job_arena::set_limit(std::size_t bytes) {
 std::size_t job_arena::limit() const {
   std::lock_guard lock(mutex_);
   return limit_;
+}
+
+std::size_t job_arena::free_bytes() const {
+  std::lock_guard lock(mutex_);
+  return stats_.reserved_bytes - stats_.live_bytes;
 }
 
 void job_arena::count_out_of_memory() {

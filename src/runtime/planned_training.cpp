@@ -90,6 +90,18 @@ plan_traffic traffic_between(const torch_support::execution_stats& before,
           after.swapped_in_bytes - before.swapped_in_bytes, after.recompute_s - before.recompute_s};
 }
 
+plan_traffic end_executing(torch_support::plan_executor& executor, memory_monitor& monitor,
+                           memory::job_id job, const torch_support::execution_stats& before) {
+  try {
+    executor.end();
+  } catch (...) {
+    monitor.detach(job);
+    throw;
+  }
+  monitor.detach(job);
+  return traffic_between(before, executor.stats());
+}
+
 plan_traffic passive_traffic(const torch_support::passive_stats& before,
                              const torch_support::passive_stats& after) {
   return {after.swapped_out_bytes - before.swapped_out_bytes,
@@ -104,10 +116,8 @@ void planned_training::begin_iteration() {
 }
 
 plan_traffic planned_training::end_iteration() {
-  executor_->end();
-  monitor_.detach(job_);
   attached_ = false;
-  return traffic_between(before_, executor_->stats());
+  return end_executing(*executor_, monitor_, job_, before_);
 }
 
 footprint_result planned_training::result(const std::vector<iteration_record>& log) const {

@@ -44,6 +44,13 @@ void keep_executable(footprint::plan& plan, const footprint::access_sequence& se
 [[nodiscard]] plan_traffic traffic_between(const torch_support::execution_stats& before,
                                            const torch_support::execution_stats& after);
 
+/// Ends `executor`'s iteration and detaches it from `monitor` (as `job`'s sink) even when its
+/// end() rethrows what its callbacks kept: a restarted iteration attaches again. Returns what it
+/// moved since `before`.
+[[nodiscard]] plan_traffic end_executing(torch_support::plan_executor& executor,
+                                         memory_monitor& monitor, memory::job_id job,
+                                         const torch_support::execution_stats& before);
+
 /// What a passive swapper moved between `before` (its counts at an iteration's start) and `after`.
 [[nodiscard]] plan_traffic passive_traffic(const torch_support::passive_stats& before,
                                            const torch_support::passive_stats& after);

@@ -144,11 +144,7 @@ void planned_variants::begin_iteration(std::size_t variant) {
 
 plan_traffic planned_variants::end_iteration() {
   if (running_ == nullptr) return {};
-  running_->end();
-  monitor_.detach(job_);
-  const auto moved = traffic_between(before_, running_->stats());
-  running_ = nullptr;
-  return moved;
+  return end_executing(*std::exchange(running_, nullptr), monitor_, job_, before_);
 }
 
 std::string planned_variants::label(std::size_t variant) const {

@@ -4,6 +4,7 @@
 
 #include "tandem/runtime/policy_gate.hpp"
 #include "tandem/runtime/restartable_scope.hpp"
+#include "tandem/torch/operation_callback_scope.hpp"
 
 namespace tandem::runtime {
 
@@ -49,20 +50,24 @@ void region_waiter::changed() noexcept {
   returns_.notify_all();
 }
 
-bool region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes) {
+bool region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes,
+                                     std::size_t free_in_own_regions) {
   if (gate_.stop_requested()) {
     throw run_stopped("stopped while waiting for regions: the run was asked to stop");
   }
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
-  switch (gate_.memory_wait(job, restartable_scope::here(), bytes)) {
+  // A restart thrown inside an operation callback would surface only at the iteration's end.
+  const bool restartable =
+      restartable_scope::here() && !torch_support::operation_callback_scope::here();
+  switch (gate_.memory_wait(job, restartable, bytes, free_in_own_regions)) {
     case schedule::memory_wait_verdict::keep_waiting:
       break;
     case schedule::memory_wait_verdict::restart_iteration:
       throw iteration_restarted(
-          "every running iteration waited for memory another held: this one lets go and runs "
-          "again");
+          "no wait would bring the memory asked for (every running iteration waits for another, "
+          "or the job's own regions hold room only in pieces): this one lets go and runs again");
     case schedule::memory_wait_verdict::give_up:
       return false;
   }

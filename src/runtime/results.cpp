@@ -350,8 +350,9 @@ void print_table(const run_result& result, std::ostream& out) {
   for (const auto& job : result.jobs) {
     if (job.restarts == 0) continue;
     out << fmt::format(
-        "{}: {} iteration{} restarted (every running iteration waited for memory another held; "
-        "this one let go, returned what it took and ran again)\n",
+        "{}: {} iteration{} restarted (no wait would have brought the memory it asked for: "
+        "every running iteration waited for another, or its own regions had room only in "
+        "pieces; it let go, returned what it took and ran again)\n",
         job.name, job.restarts, job.restarts == 1 ? "" : "s");
   }
   if (!result.budget_changes.empty()) {

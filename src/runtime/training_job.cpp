@@ -296,8 +296,13 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
         }
       }
       recording.reset();
-      if (variants) variants->end_iteration();
-      if (executes) planned->end_iteration();
+      try {
+        if (variants) variants->end_iteration();
+        if (executes) planned->end_iteration();
+      } catch (...) {
+        // What the executor kept from the cut iteration (a borrow refused while the exception
+        // unwound through an operation's end) is moot: the iteration runs again.
+      }
       const bool graph_left = job->roll_back();
       auto cut = runner.abandon(start_s);
       result.unfinished_start_s.reset();

@@ -40,8 +40,13 @@ std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_change
 }
 
 memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
-                                               std::size_t refused_bytes) {
-  const auto verdict = judge_memory_wait(job, restartable);
+                                               std::size_t refused_bytes,
+                                               std::size_t free_in_own_regions) {
+  // Let go already: a RecordFunction callback may have kept that restart to rethrow it later,
+  // and the iteration ran on; every borrow it is refused until then lets go as well.
+  if (restart_owed(job)) return memory_wait_verdict::restart_iteration;
+  const auto verdict = judge_memory_wait(job, restartable,
+                                         refused_bytes > 0 && free_in_own_regions >= refused_bytes);
   switch (verdict) {
     case memory_wait_verdict::keep_waiting: {
       const auto [found, fresh] =
@@ -64,7 +69,8 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
   return verdict;
 }
 
-memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartable) const {
+memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartable,
+                                                     bool fragmented) const {
   if (capabilities_.oom_baseline != nullptr) return memory_wait_verdict::give_up;
   // A change still to come may raise the budget; an iteration letting go returns its regions.
   if (next_change_ < schedule_.size()) return memory_wait_verdict::keep_waiting;
@@ -74,10 +80,11 @@ memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartabl
   }
   if (!others_running(job)) {
     // Alone: what others hold idle may go when they leave; the policy hears what this one
-    // needs from its restart. Not when nobody else is there, nor when restarting has stopped
-    // getting it further: nothing would change.
+    // needs from its restart. Its own regions, when they hold room enough in pieces, are laid
+    // out afresh by a rerun (their blocks free with the cut). Not when neither holds, nor when
+    // restarting has stopped getting it further: nothing would change.
     const bool others_present = present_.size() > (present_.contains(job) ? 1u : 0u);
-    return restartable && others_present && !alone_restarts_spent_.contains(job)
+    return restartable && (others_present || fragmented) && !alone_restarts_spent_.contains(job)
                ? memory_wait_verdict::restart_iteration
                : memory_wait_verdict::give_up;
   }

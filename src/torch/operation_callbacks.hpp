@@ -7,6 +7,8 @@
 
 #include <exception>
 
+#include "tandem/torch/operation_callback_scope.hpp"
+
 namespace tandem::torch_support::detail {
 
 /// Registers `start` and `end` for those operations on the calling thread; remove the handle
@@ -22,10 +24,11 @@ inline at::CallbackHandle add_operation_callbacks(at::RecordFunctionCallback::St
 
 /// Runs `act`, the work of one of those callbacks. libtorch logs and swallows what a callback
 /// throws, so the first failure is kept in `failure` for a place that can throw (end() of an
-/// iteration); returns false when `act` threw.
+/// iteration); returns false when `act` threw. While it runs, operation_callback_scope::here().
 template <class Act>
 bool keeping_failure(std::exception_ptr& failure, Act&& act) noexcept {
   try {
+    const operation_callback_scope inside;
     act();
     return true;
   } catch (...) {

@@ -687,12 +687,7 @@ void plan_executor::start_operation(const at::RecordFunction& fn) {
 void plan_executor::operation_ended(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth == 0 || --s.depth > 0) return;
-  try {
-    end_operation(fn);
-  } catch (...) {
-    if (!s.failure) s.failure = std::current_exception();
-    s.diverged = true;
-  }
+  if (!detail::keeping_failure(s.failure, [&] { end_operation(fn); })) s.diverged = true;
 }
 
 void plan_executor::end_operation(const at::RecordFunction& fn) {

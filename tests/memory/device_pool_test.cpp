@@ -11,6 +11,7 @@
 
 #include "pool_fixture.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/memory/borrow_gate.hpp"
 
 namespace tandem::memory {
 namespace {
@@ -99,6 +100,60 @@ TEST_F(DevicePool, ShortOfRegionsARequestUsesFreeRoomInAnotherClassRatherThanFai
   void* fresh = pool.allocate(job, *stream_, 2 * MiB, alloc_kind::temporary);
   EXPECT_EQ(pool.stats(job).other_class_reuses, 2u) << "a region of its own class";
   for (void* p : {weights, scratch, fresh}) pool.deallocate(job, p);
+}
+
+// A small block must be small against the region too: with 2 MiB regions and the default 1 MiB
+// threshold, 512 KiB gradients shared regions with gradients of a few KiB that live the whole
+// iteration, and their holes ended just short of 512 KiB (a job of two ResNet-20s under 10 MiB
+// then failed with 5.5 MiB free in its regions).
+TEST_F(DevicePool, SmallBlocksAreAtMostAnEighthOfARegion) {
+  pool_options options;
+  EXPECT_EQ(options.small_block_limit(), 1 * MiB) << "64 MiB regions: the threshold";
+  options.region_size = 2 * MiB;
+  EXPECT_EQ(options.small_block_limit(), 256 * KiB);
+  options.small_threshold = 64 * KiB;
+  EXPECT_EQ(options.small_block_limit(), 64 * KiB);
+
+  auto two_mib = small_pool();
+  two_mib.small_threshold = 1 * MiB;
+  device_pool pool(backend_, two_mib);
+  const auto job = pool.add_job("a");
+  void* tiny = pool.allocate(job, *stream_, 9 * KiB, alloc_kind::gradient);
+  void* map_gradient = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::gradient);
+  EXPECT_NE(testing::region_of(pool, tiny), testing::region_of(pool, map_gradient));
+  for (void* p : {tiny, map_gradient}) pool.deallocate(job, p);
+}
+
+/// Lets every borrow through and refuses every wait, keeping what each wait was told.
+class refusing_gate final : public borrow_gate {
+ public:
+  bool try_reserve(job_id, std::size_t) noexcept override { return true; }
+  void cancel(job_id, std::size_t) noexcept override {}
+  void returned(job_id, std::size_t) noexcept override {}
+  bool wait_for_regions(job_id, std::size_t bytes, std::size_t free_in_own_regions) override {
+    waits.emplace_back(bytes, free_in_own_regions);
+    return false;
+  }
+  void wait_ended(job_id) noexcept override {}
+  std::vector<std::pair<std::size_t, std::size_t>> waits;
+};
+
+// The policy restarts a lone job whose own regions hold room enough in pieces (policy_driver):
+// the pool tells the gate that room.
+TEST_F(DevicePool, AWaitForRegionsIsToldTheRoomTheJobsOwnRegionsHoldInPieces) {
+  device_pool pool(backend_, small_pool(64 * MiB, 4 * MiB));  // two regions
+  refusing_gate gate;
+  pool.set_borrow_gate(&gate);
+  const auto job = pool.add_job("a");
+  void* weights = pool.allocate(job, *stream_, 1 * MiB, alloc_kind::persistent);
+  void* feature = pool.allocate(job, *stream_, 512 * KiB, alloc_kind::feature_map);
+  EXPECT_THROW((void)pool.allocate(job, *stream_, 3 * MiB, alloc_kind::temporary),
+               out_of_memory_error);
+  ASSERT_EQ(gate.waits.size(), 1u);
+  EXPECT_EQ(gate.waits[0].first, 3 * MiB);
+  EXPECT_EQ(gate.waits[0].second, 4 * MiB - 1 * MiB - 512 * KiB);
+  pool.set_borrow_gate(nullptr);
+  for (void* p : {weights, feature}) pool.deallocate(job, p);
 }
 
 TEST_F(DevicePool, ReusesTheBestFittingFreeBlock) {

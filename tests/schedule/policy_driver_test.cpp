@@ -126,6 +126,42 @@ TEST(PolicyDriverMemoryWaits, AnIterationAloneBesideIdleJobsRestartsWhileItGetsF
   EXPECT_EQ(run.driver.memory_wait(2, true), verdict::give_up);
 }
 
+// A job alone whose own regions hold room enough, but only in pieces: its rerun lays them out
+// afresh (every block of the cut iteration is freed), so it restarts rather than fail; not
+// when the room is too small for the request, nor once restarting stops getting it further.
+TEST(PolicyDriverMemoryWaits, AnIterationAloneWhoseRegionsHoldRoomInPiecesRestarts) {
+  {
+    two_running run;
+    run.driver.depart(1);
+    EXPECT_EQ(run.driver.memory_wait(2, true, 100, 99), verdict::give_up);  // too little room
+  }
+  {
+    two_running run;
+    run.driver.depart(1);
+    EXPECT_EQ(run.driver.memory_wait(2, false, 100, 300), verdict::give_up);  // cannot restart
+  }
+  two_running run;
+  run.driver.depart(1);
+  ASSERT_EQ(run.driver.memory_wait(2, true, 100, 300), verdict::restart_iteration);
+  iteration_report cut;
+  cut.held.held_at_start = 40;
+  cut.held.duration_s = 1;
+  run.driver.restart_iteration(2, cut);
+  EXPECT_TRUE(run.policy.ends.back().restarted);
+  // A callback kept the restart to rethrow it later, and the iteration ran on: a later refusal
+  // lets go too, however little room it finds, rather than fail a job that owes a restart.
+  run.driver.request_start(2);
+  ASSERT_EQ(run.driver.take_grants().size(), 1u);
+  ASSERT_EQ(run.driver.memory_wait(2, true, 100, 300), verdict::restart_iteration);
+  EXPECT_EQ(run.driver.memory_wait(2, true, 100, 0), verdict::restart_iteration);
+  EXPECT_TRUE(run.driver.restart_owed(2));
+  run.driver.restart_iteration(2, cut);
+  // Its second try got no further than its first: the next refusal fails it.
+  run.driver.request_start(2);
+  ASSERT_EQ(run.driver.take_grants().size(), 1u);
+  EXPECT_EQ(run.driver.memory_wait(2, true, 100, 300), verdict::give_up);
+}
+
 TEST(PolicyDriverMemoryWaits, ARestartEndsTheIterationAsRestartedAndTheJobStartsItAgain) {
   two_running run;
   ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);

@@ -28,8 +28,10 @@ class borrow_gate {
   virtual void returned(job_id job, std::size_t bytes) noexcept = 0;
   /// `job` found no memory for `bytes`: blocks until trying again may succeed and returns true,
   /// or returns false when nothing will change (the allocation then fails as out of memory).
-  /// May throw to fail the allocation with its own error.
-  [[nodiscard]] virtual bool wait_for_regions(job_id job, std::size_t bytes) = 0;
+  /// May throw to fail the allocation with its own error. `free_in_own_regions`: the bytes the
+  /// job's regions hold unused, in pieces too small for the request (fragmentation).
+  [[nodiscard]] virtual bool wait_for_regions(job_id job, std::size_t bytes,
+                                              std::size_t free_in_own_regions) = 0;
   /// The allocation that waited (wait_for_regions returned true at least once) is over,
   /// served or not: `job` waits for regions no more.
   virtual void wait_ended(job_id job) noexcept = 0;

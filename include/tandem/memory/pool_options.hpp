@@ -16,7 +16,8 @@ struct pool_options {
   /// Unit of memory that moves between jobs (Zico §6.3 uses 64 MiB). At least 2 MiB, a power
   /// of two; allocations larger than a region take a contiguous run of regions.
   std::size_t region_size = 64 * MiB;
-  /// Non-persistent requests below this go to small-block regions, away from feature maps.
+  /// Non-persistent requests below this go to small-block regions, away from feature maps;
+  /// capped at an eighth of a region (small_block_limit).
   std::size_t small_threshold = 1 * MiB;
   /// Every request is rounded up to a multiple of this (a power of two, at least 256 for CUDA).
   std::size_t granularity = 512;
@@ -28,6 +29,13 @@ struct pool_options {
 
   /// Throws config_error naming the first invalid field and the accepted range.
   void validate() const;
+  /// Requests below this are small blocks: `small_threshold`, but at most an eighth of a region.
+  /// A small block must be small against the region too: with 2 MiB regions, 512 KiB tensors
+  /// sharing regions with long-lived gradients of a few KiB left holes just short of 512 KiB
+  /// (README, "Region size and small blocks").
+  [[nodiscard]] std::size_t small_block_limit() const {
+    return small_threshold < region_size / 8 ? small_threshold : region_size / 8;
+  }
   /// The budget in force: `budget`, or the capacity when it is 0.
   [[nodiscard]] std::size_t effective_budget() const { return budget == 0 ? capacity : budget; }
 };

@@ -148,8 +148,10 @@ class policy_driver {
   /// two the others wait for its regions until it restarts or departs. `restartable`: whether
   /// its executor can restart the iteration here.
   /// `refused_bytes`: the borrow refused, which a restarted iteration's report ends with.
+  /// `free_in_own_regions`: what the job's own regions hold unused, in pieces too small for it.
   [[nodiscard]] memory_wait_verdict memory_wait(job_id job, bool restartable,
-                                                std::size_t refused_bytes = 0);
+                                                std::size_t refused_bytes = 0,
+                                                std::size_t free_in_own_regions = 0);
   void memory_wait_ended(job_id job);
   /// Seconds `job` has spent waiting for regions so far, the wait under way included: from a
   /// refused borrow's keep_waiting verdict to memory_wait_ended (or the restart, failure or
@@ -209,7 +211,8 @@ class policy_driver {
   };
   /// `job` waits for regions no more: its wait's time is counted.
   void end_memory_wait(job_id job);
-  [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable) const;
+  [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable,
+                                                      bool fragmented) const;
   [[nodiscard]] bool others_running(job_id job) const;
   void forget_alone_restarts(job_id job);
   /// The running iteration that lets go when every running one waits: `asking` (with

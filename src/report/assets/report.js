@@ -696,7 +696,7 @@
         return head + '\nsetup ' + fmtTime(row.setupStart) + ' to ' + fmtTime(job.first_start_s) + ' (' + fmtTime(job.setup_s) + ')';
       const cut = row.marks.restarted.find(([from, to]) => t >= from && t <= to);
       if (cut) return head + '\na try cut short and run again: ' + fmtTime(cut[0]) + ' to ' + fmtTime(cut[1]) +
-        ' (every running iteration waited for memory another held; this one let go)';
+        ' (no wait would have brought the memory it asked for; it let go)';
       const i = firstEndingAfter(end, t);
       if (i < n && t >= requested[i]) {
         const lines = [head, 'iteration ' + i];

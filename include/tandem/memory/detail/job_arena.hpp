@@ -113,6 +113,9 @@ class job_arena {
   void set_relief(pressure_relief* relief) { relief_.store(relief, std::memory_order_release); }
   [[nodiscard]] pressure_relief* relief() const { return relief_.load(std::memory_order_acquire); }
 
+  /// The bytes of the job's regions that no live block holds (free, unsynced or pending).
+  [[nodiscard]] std::size_t free_bytes() const;
+
   void count_out_of_memory();
   void count_host_sync();
   [[nodiscard]] job_stats stats() const;
