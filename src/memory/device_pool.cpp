@@ -131,7 +131,8 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
       bool waited = false;
       void* ptr = nullptr;
       try {
-        while (ptr == nullptr && gate->wait_for_regions(job, rounded, owner.free_bytes())) {
+        while (ptr == nullptr &&
+               gate->wait_for_regions(job, rounded, owner.room_for(rounded, kind))) {
           waited = true;
           reclaim_from_others(owner);
           ptr = owner.try_allocate(stream, rounded, kind);

@@ -596,9 +596,18 @@ std::size_t job_arena::limit() const {
   return limit_;
 }
 
-std::size_t job_arena::free_bytes() const {
+own_room job_arena::room_for(std::size_t bytes, alloc_kind kind) {
   std::lock_guard lock(mutex_);
-  return stats_.reserved_bytes - stats_.live_bytes;
+  poll_all();
+  own_room room;
+  room.free_bytes = stats_.reserved_bytes - stats_.live_bytes;
+  const auto cls = static_cast<std::size_t>(class_of(bytes, kind));
+  for (std::size_t other = 0; other < region_class_count; ++other) {
+    if (other != cls && take_best_fit(synced_[other], bytes) != npos) {
+      room.another_class_fits = true;
+    }
+  }
+  return room;
 }
 
 void job_arena::count_out_of_memory() {

@@ -51,17 +51,19 @@ void region_waiter::changed() noexcept {
 }
 
 bool region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes,
-                                     std::size_t free_in_own_regions) {
+                                     const memory::own_room& room) {
   if (gate_.stop_requested()) {
     throw run_stopped("stopped while waiting for regions: the run was asked to stop");
   }
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
-  // A restart thrown inside an operation callback would surface only at the iteration's end.
-  const bool restartable =
-      restartable_scope::here() && !torch_support::operation_callback_scope::here();
-  switch (gate_.memory_wait(job, restartable, bytes, free_in_own_regions)) {
+  // A restart thrown inside an operation callback would surface only at the iteration's end;
+  // one is not worth its rerun where another class's free block serves after a refused wait.
+  const bool restartable = restartable_scope::here() &&
+                           !torch_support::operation_callback_scope::here() &&
+                           !room.another_class_fits;
+  switch (gate_.memory_wait(job, restartable, bytes, room.free_bytes)) {
     case schedule::memory_wait_verdict::keep_waiting:
       break;
     case schedule::memory_wait_verdict::restart_iteration:

@@ -130,16 +130,20 @@ class refusing_gate final : public borrow_gate {
   bool try_reserve(job_id, std::size_t) noexcept override { return true; }
   void cancel(job_id, std::size_t) noexcept override {}
   void returned(job_id, std::size_t) noexcept override {}
-  bool wait_for_regions(job_id, std::size_t bytes, std::size_t free_in_own_regions) override {
-    waits.emplace_back(bytes, free_in_own_regions);
+  bool wait_for_regions(job_id, std::size_t bytes, const own_room& room) override {
+    waits.push_back({bytes, room});
     return false;
   }
   void wait_ended(job_id) noexcept override {}
-  std::vector<std::pair<std::size_t, std::size_t>> waits;
+  struct wait {
+    std::size_t bytes;
+    own_room room;
+  };
+  std::vector<wait> waits;
 };
 
-// The policy restarts a lone job whose own regions hold room enough in pieces (policy_driver):
-// the pool tells the gate that room.
+// The policy restarts a lone job whose own regions hold room enough in pieces (policy_driver),
+// but not where another class's free block serves: the pool tells the gate both.
 TEST_F(DevicePool, AWaitForRegionsIsToldTheRoomTheJobsOwnRegionsHoldInPieces) {
   device_pool pool(backend_, small_pool(64 * MiB, 4 * MiB));  // two regions
   refusing_gate gate;
@@ -150,8 +154,15 @@ TEST_F(DevicePool, AWaitForRegionsIsToldTheRoomTheJobsOwnRegionsHoldInPieces) {
   EXPECT_THROW((void)pool.allocate(job, *stream_, 3 * MiB, alloc_kind::temporary),
                out_of_memory_error);
   ASSERT_EQ(gate.waits.size(), 1u);
-  EXPECT_EQ(gate.waits[0].first, 3 * MiB);
-  EXPECT_EQ(gate.waits[0].second, 4 * MiB - 1 * MiB - 512 * KiB);
+  EXPECT_EQ(gate.waits[0].bytes, 3 * MiB);
+  EXPECT_EQ(gate.waits[0].room.free_bytes, 4 * MiB - 1 * MiB - 512 * KiB);
+  EXPECT_FALSE(gate.waits[0].room.another_class_fits);
+  // 1 MiB fits the persistent region's free half: the pool takes it once the wait is refused.
+  void* scratch = pool.allocate(job, *stream_, 1 * MiB, alloc_kind::temporary);
+  ASSERT_EQ(gate.waits.size(), 2u);
+  EXPECT_TRUE(gate.waits[1].room.another_class_fits);
+  EXPECT_EQ(testing::region_of(pool, scratch), testing::region_of(pool, weights));
+  pool.deallocate(job, scratch);
   pool.set_borrow_gate(nullptr);
   for (void* p : {weights, feature}) pool.deallocate(job, p);
 }

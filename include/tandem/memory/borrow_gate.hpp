@@ -17,6 +17,12 @@
 
 namespace tandem::memory {
 
+/// What a job that found no memory holds unused in its own regions.
+struct own_room {
+  std::size_t free_bytes = 0;       ///< in pieces too small for the request in its class
+  bool another_class_fits = false;  ///< the pool serves it from another class if the wait fails
+};
+
 class borrow_gate {
  public:
   virtual ~borrow_gate() = default;
@@ -28,10 +34,10 @@ class borrow_gate {
   virtual void returned(job_id job, std::size_t bytes) noexcept = 0;
   /// `job` found no memory for `bytes`: blocks until trying again may succeed and returns true,
   /// or returns false when nothing will change (the allocation then fails as out of memory).
-  /// May throw to fail the allocation with its own error. `free_in_own_regions`: the bytes the
-  /// job's regions hold unused, in pieces too small for the request (fragmentation).
+  /// May throw to fail the allocation with its own error (a policy's restart of the iteration,
+  /// which `room` tells whether a rerun could lay out afresh, or is not worth it).
   [[nodiscard]] virtual bool wait_for_regions(job_id job, std::size_t bytes,
-                                              std::size_t free_in_own_regions) = 0;
+                                              const own_room& room) = 0;
   /// The allocation that waited (wait_for_regions returned true at least once) is over,
   /// served or not: `job` waits for regions no more.
   virtual void wait_ended(job_id job) noexcept = 0;

@@ -30,7 +30,7 @@ class region_waiter final : public memory::borrow_gate {
   void cancel(memory::job_id job, std::size_t bytes) noexcept override;
   void returned(memory::job_id job, std::size_t bytes) noexcept override;
   [[nodiscard]] bool wait_for_regions(memory::job_id job, std::size_t bytes,
-                                      std::size_t free_in_own_regions) override;
+                                      const memory::own_room& room) override;
   void wait_ended(memory::job_id job) noexcept override;
 
  private:

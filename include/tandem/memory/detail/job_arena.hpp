@@ -45,6 +45,7 @@
 
 #include "tandem/device/stream.hpp"
 #include "tandem/memory/alloc_kind.hpp"
+#include "tandem/memory/borrow_gate.hpp"
 #include "tandem/memory/detail/pool_context.hpp"
 #include "tandem/memory/free_status.hpp"
 #include "tandem/memory/pressure_relief.hpp"
@@ -113,8 +114,9 @@ class job_arena {
   void set_relief(pressure_relief* relief) { relief_.store(relief, std::memory_order_release); }
   [[nodiscard]] pressure_relief* relief() const { return relief_.load(std::memory_order_acquire); }
 
-  /// The bytes of the job's regions that no live block holds (free, unsynced or pending).
-  [[nodiscard]] std::size_t free_bytes() const;
+  /// What the job's regions hold unused (free, unsynced or pending) when `bytes` of `kind` found
+  /// no room in its class, and whether try_allocate_in_other_class could serve them now.
+  [[nodiscard]] own_room room_for(std::size_t bytes, alloc_kind kind);
 
   void count_out_of_memory();
   void count_host_sync();
