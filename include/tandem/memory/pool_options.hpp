@@ -32,7 +32,7 @@ struct pool_options {
   /// Requests below this are small blocks: `small_threshold`, but at most an eighth of a region.
   /// A small block must be small against the region too: with 2 MiB regions, 512 KiB tensors
   /// sharing regions with long-lived gradients of a few KiB left holes just short of 512 KiB
-  /// (README, "Region size and small blocks").
+  /// (docs/ARCHITECTURE.md, job_arena).
   [[nodiscard]] std::size_t small_block_limit() const {
     return small_threshold < region_size / 8 ? small_threshold : region_size / 8;
   }
