@@ -184,11 +184,15 @@ class Runtime:
         self.close()
         return False
 
-    def join(self, name, model="custom", batch_size=0, iterations=None, priority=0):
+    def join(self, name, model="custom", batch_size=0, iterations=None, priority=0,
+             swap_passively=False):
         """The calling thread joins as job `name`; jobs alike in model and batch share what a
-        policy learns of their memory."""
+        policy learns of their memory. swap_passively: when an iteration finds no memory, the
+        job's least recently used tensors go to host memory and come back before they are read
+        (Capuchin's passive mode), so it trains under a budget below its peak."""
         return Job(self._runtime.join(name=name, model=model, batch_size=batch_size,
-                                      iterations=iterations, priority=priority))
+                                      iterations=iterations, priority=priority,
+                                      swap_passively=swap_passively))
 
     def change_budget(self, size):
         self._runtime.change_budget(size)

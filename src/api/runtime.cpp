@@ -11,13 +11,16 @@
 #include "../runtime/buffer_snapshot.hpp"
 #include "../runtime/group_gate.hpp"
 #include "../runtime/iteration_runner.hpp"
+#include "../runtime/planned_training.hpp"
 #include "../runtime/shared_device.hpp"
 #include "../runtime/training_job.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/memory/pool_options.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
 #include "tandem/runtime/session.hpp"
 #include "tandem/runtime/workload_validation.hpp"
 #include "tandem/torch/job_binding.hpp"
+#include "tandem/torch/passive_swapper.hpp"
 
 namespace tandem::api {
 
@@ -50,14 +53,25 @@ std::string quoted(const std::string& text) {
 tandem::runtime::workload workload_of(const runtime_options& options) {
   TANDEM_EXPECTS(!options.budget.empty(), config_error,
                  "runtime options: budget is required, e.g. budget = \"1GiB\"");
+  std::size_t budget = 0;
   try {  // checked here, so that a bad budget is not blamed on the capacity it defaults
-    static_cast<void>(parse_bytes(options.budget));
+    budget = parse_bytes(options.budget);
   } catch (const config_error& e) {
     throw config_error(std::string("runtime options: budget: ") + e.what());
   }
+  // A defaulted capacity holds the budget in whole regions (the pool rounds it down to them).
+  std::string capacity = options.capacity;
+  if (capacity.empty()) {
+    std::size_t region = memory::pool_options{}.region_size;
+    try {
+      if (!options.region_size.empty()) region = parse_bytes(options.region_size);
+    } catch (const config_error&) {
+      // The region size's own check below says what is wrong with it.
+    }
+    capacity = std::to_string(is_power_of_two(region) ? align_up(budget, region) : budget);
+  }
   std::ostringstream text;
-  text << "[device]\nkind = " << quoted(options.device)
-       << "\ncapacity = " << quoted(options.capacity.empty() ? options.budget : options.capacity)
+  text << "[device]\nkind = " << quoted(options.device) << "\ncapacity = " << quoted(capacity)
        << "\nbudget = " << quoted(options.budget)
        << "\ncopy_bandwidth = " << quoted(options.copy_bandwidth) << '\n';
   if (!options.region_size.empty()) text << "region_size = " << quoted(options.region_size) << '\n';
@@ -132,6 +146,9 @@ struct job::state {
   std::optional<tandem::runtime::detail::group_gate> groups;
   std::unique_ptr<torch_support::job_binding> binding;
   std::optional<tandem::runtime::detail::iteration_runner> runner;
+  /// job_options::swap_passively: made at join, running from an iteration's start to its end.
+  std::unique_ptr<torch_support::passive_swapper> passive;
+  torch_support::passive_stats passive_before;  ///< its counts when the iteration began
   /// The default kind of what an iteration allocates; the classifier learns better ones.
   std::optional<torch_support::kind_scope> iteration_kind;
   tandem::runtime::job_result result;
@@ -296,6 +313,10 @@ iteration_scope job::iteration() {
   s.loss = 0;
   s.iteration_kind.emplace(alloc_kind::feature_map);
   s.runner->begin(iterations());
+  if (s.passive) {
+    s.passive_before = s.passive->stats();
+    s.passive->begin();
+  }
   return iteration_scope(*this);
 }
 
@@ -327,6 +348,16 @@ bool job::end_iteration(std::optional<std::string> failure) {
   s.expect_own_thread("ending an iteration");
   s.in_iteration = false;
   s.iteration_kind.reset();
+  if (s.passive && s.passive->active()) {
+    // What is out comes back for the next iteration (or the user, who may hold it).
+    try {
+      s.passive->end();
+    } catch (const std::exception& e) {
+      // No room for it now (it stays on the host, its data intact, until read), or a failure
+      // an operation's start met: the iteration fails, unless it failed already.
+      if (!failure && !s.context().gate.restart_owed(s.id)) failure = e.what();
+    }
+  }
   if (failure && s.context().gate.restart_owed(s.id)) {
     // Told to let go: the model's buffers as they were, what the iteration took back, and the
     // policy hears of the restart; the job asks to start the iteration again.
@@ -351,7 +382,13 @@ bool job::end_iteration(std::optional<std::string> failure) {
   // by the time the job leaves).
   s.result.persistent_bytes =
       s.context().pool.stats(s.id).by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
-  s.result.iteration_log.push_back(s.runner->record(report, s.requested_s, s.loss));
+  auto record = s.runner->record(report, s.requested_s, s.loss);
+  if (s.passive) {
+    record.traffic = tandem::runtime::detail::passive_traffic(s.passive_before, s.passive->stats());
+    if (record.traffic.swapped_out_bytes > 0)
+      record.plan = std::string(tandem::runtime::detail::passive_label);
+  }
+  s.result.iteration_log.push_back(std::move(record));
   s.context().gate.finish_iteration(s.id, report);
   return false;
 }
@@ -386,8 +423,11 @@ void job::leave() {
   }
   s.runner.reset();
   if (own_thread) {
+    s.passive.reset();  // before the pool forgets the job: it may hold tensors on the host
     s.binding.reset();
   } else {
+    // Its callbacks are the joining thread's: they stop with that thread's next operation.
+    static_cast<void>(s.passive.release());
     // The binding belongs to the joining thread's stack of bindings; undoing it here would
     // corrupt this thread's. That thread's later allocations fail with a clear error instead.
     std::fprintf(stderr, "tandem: job '%s' left from a thread other than the one that joined\n",
@@ -500,6 +540,10 @@ job runtime::join(const std::string& name, const job_options& options) {
   s->binding = std::make_unique<torch_support::job_binding>(device.pool(), s->id, *s->stream,
                                                             &s->classifier, &*s->groups);
   s->runner.emplace(spec, s->id, context, &s->classifier, *s->groups, s->result);
+  if (options.swap_passively) {
+    s->passive =
+        std::make_unique<torch_support::passive_swapper>(device.pool(), s->id, context.copies);
+  }
   return job(std::move(s));
 }
 

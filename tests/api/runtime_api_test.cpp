@@ -358,3 +358,104 @@ TEST(RuntimeApi, AUserLoopCutShortInItsRestartablePartRunsTheIterationAgain) {
 }
 
 }  // namespace
+
+// The capacity defaults to the budget, in whole regions: a budget of 9 MiB with 2 MiB regions
+// once failed with "the budget exceeds the capacity rounded to whole regions".
+TEST(RuntimeApi, ABudgetThatIsNoMultipleOfTheRegionSizeIsTakenAsGiven) {
+  runtime rt(options("scrooge", "9MiB"));
+  const auto losses = train(rt, "a", 2);
+  const auto run = rt.results();
+  EXPECT_EQ(run.budget_bytes, 9 * tandem::MiB);
+  EXPECT_EQ(named(run, "a").status, job_status::completed);
+  EXPECT_EQ(losses.size(), 2u);
+}
+
+namespace passive {
+
+struct Deep : torch::nn::Module {
+  Deep() {
+    for (int i = 0; i < 4; ++i)
+      layers.push_back(register_module("l" + std::to_string(i), torch::nn::Linear(128, 128)));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    for (auto& layer : layers) x = torch::relu(layer->forward(x));
+    return x;
+  }
+  std::vector<torch::nn::Linear> layers;
+};
+
+/// A loop whose activations (1 MiB per layer, kept for the backward pass) dwarf its weights
+/// (64 KiB per layer), with little compute.
+std::vector<double> train_deep(runtime& rt, bool swap_passively) {
+  auto j = rt.join("deep", {.model = "deep-test",
+                            .batch_size = 2048,
+                            .iterations = 4,
+                            .priority = 0,
+                            .swap_passively = swap_passively});
+  std::shared_ptr<Deep> net;
+  std::unique_ptr<torch::optim::SGD> optimizer;
+  {
+    auto persistent = j.persistent();
+    torch::manual_seed(5);
+    net = std::make_shared<Deep>();
+    optimizer =
+        std::make_unique<torch::optim::SGD>(net->parameters(), torch::optim::SGDOptions(0.01));
+  }
+  auto generator = at::detail::createCPUGenerator(7);
+  const auto x = torch::randn({2048, 128}, generator);
+  std::vector<double> losses;
+  for (int i = 0; i < 4; ++i) {
+    auto step = j.iteration();
+    optimizer->zero_grad();
+    auto loss = net->forward(x).pow(2).mean();
+    loss.backward();
+    optimizer->step();
+    losses.push_back(loss.item<double>());
+    step.report_loss(losses.back());
+  }
+  return losses;
+}
+
+}  // namespace passive
+
+// job_options::swap_passively: a user's loop trains under a budget below its peak, its model
+// unchanged, and its losses are bitwise those of a run with room to spare; without it the same
+// budget fails the job out of memory.
+TEST(RuntimeApi, AUserLoopSwappingPassivelyTrainsUnderABudgetBelowItsPeak) {
+  std::vector<double> roomy;
+  std::size_t peak = 0;
+  // "auto" would copy at a PCIe-like fraction of this machine's speed: seconds of swapping.
+  const auto at = [](const std::string& budget) {
+    auto o = options("exclusive", budget);
+    o.copy_bandwidth = "memcpy";
+    return o;
+  };
+  {
+    runtime rt(at("256MiB"));
+    roomy = passive::train_deep(rt, false);
+    peak = named(rt.results(), "deep").peak_reserved_bytes;
+  }
+  const auto budget = std::to_string((peak / tandem::MiB) * 2 / 3) + "MiB";
+  SCOPED_TRACE("peak " + tandem::format_bytes(peak) + ", budget " + budget);
+  {
+    runtime rt(at(budget));
+    EXPECT_ANY_THROW(passive::train_deep(rt, false));
+    const auto& failed = named(rt.results(), "deep");
+    EXPECT_EQ(failed.status, job_status::failed);
+    EXPECT_TRUE(failed.out_of_memory) << failed.error;
+  }
+  runtime rt(at(budget));
+  EXPECT_EQ(passive::train_deep(rt, true), roomy);
+  const auto run = rt.results();
+  const auto& deep = named(run, "deep");
+  ASSERT_EQ(deep.status, job_status::completed) << deep.error;
+  EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+  std::size_t moved = 0;
+  for (const auto& record : deep.iteration_log) {
+    moved += record.traffic.swapped_out_bytes;
+    if (record.traffic.swapped_out_bytes > 0) {
+      EXPECT_EQ(record.plan, "passive swapping");
+    }
+  }
+  EXPECT_GT(moved, 0u);
+}

@@ -197,6 +197,53 @@ def test_a_trial_cut_short_in_its_restartable_part_runs_the_iteration_again(poli
     assert len(restarted["restarted_attempts"]) == 1
 
 
+class Deep(torch.nn.Module):
+    """Activations of 1 MiB per layer, kept for the backward pass, beside 64 KiB of weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.Sequential(*[m for _ in range(4)
+                                            for m in (torch.nn.Linear(128, 128), torch.nn.ReLU())])
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+def train_deep(budget, swap_passively):
+    rt = tandem.Runtime(budget=budget, policy="exclusive", region_size="2MiB",
+                        copy_bandwidth="memcpy")
+    losses = []
+    with rt.join("deep", batch_size=2048, swap_passively=swap_passively) as job:
+        with job.persistent():
+            torch.manual_seed(5)
+            net = Deep()
+            optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
+        x = torch.randn(2048, 128, generator=torch.Generator().manual_seed(7))
+        for _ in range(3):
+            with job.iteration() as step:
+                optimizer.zero_grad()
+                loss = net(x).pow(2).mean()
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
+                step.report_loss(losses[-1])
+        del net, optimizer, x, loss
+    results = rt.results()
+    rt.close()
+    return losses, results["jobs"][0]
+
+
+def test_a_trial_swapping_passively_trains_under_a_budget_below_its_peak():
+    roomy, alone = train_deep("256MiB", False)
+    budget = f"{alone['peak_reserved_bytes'] * 2 // 3 // (1 << 20)}MiB"
+    losses, job = train_deep(budget, True)
+    assert job["status"] == "completed", job.get("error")
+    assert losses == roomy  # bitwise: the swaps move bytes, never change them
+    moved = [it for it in job["iteration_log"] if it.get("swapped_out_bytes", 0) > 0]
+    assert moved and all(it["plan"] == "passive swapping" for it in moved)
+    assert job["peak_reserved_bytes"] <= 2 * alone["peak_reserved_bytes"] // 3
+
+
 def test_wrong_arguments_raise_clear_exceptions():
     with pytest.raises(tandem.ConfigError, match="did you mean 'scrooge'"):
         tandem.Runtime(budget="64MiB", policy="scroge")

@@ -70,6 +70,12 @@ struct job_options {
   std::int64_t batch_size = 0;             ///< samples per iteration (0: no samples/s figures)
   std::optional<std::int64_t> iterations;  ///< how many it will run, when known (SRTF uses it)
   std::int64_t priority = 0;
+  /// Capuchin's passive mode (Peng et al., ASPLOS'20, §4.2; torch/passive_swapper.hpp): when an
+  /// allocation of an iteration finds no memory, the job's least recently used tensors go to
+  /// host memory over the device's copy engine and come back before any operation reads them,
+  /// so the loop trains under a budget below its peak with no change to its model. Costs the
+  /// copies (an iteration's record says how much moved) and a callback per operation.
+  bool swap_passively = false;
 };
 
 /// What iteration() throws once the runtime was stopped: leave the loop, the job has left.
