@@ -42,8 +42,8 @@ std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_change
 memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
                                                std::size_t refused_bytes,
                                                std::size_t free_in_own_regions) {
-  // Let go already: a RecordFunction callback may have kept that restart to rethrow it later,
-  // and the iteration ran on; every borrow it is refused until then lets go as well.
+  // Let go already: while its exception unwinds, operations' end callbacks may still borrow
+  // (a plan's prefetch), and a give-up now would turn the owed restart into a failure.
   if (restart_owed(job)) return memory_wait_verdict::restart_iteration;
   const auto verdict = judge_memory_wait(job, restartable,
                                          refused_bytes > 0 && free_in_own_regions >= refused_bytes);

@@ -148,8 +148,8 @@ TEST(PolicyDriverMemoryWaits, AnIterationAloneWhoseRegionsHoldRoomInPiecesRestar
   cut.held.duration_s = 1;
   run.driver.restart_iteration(2, cut);
   EXPECT_TRUE(run.policy.ends.back().restarted);
-  // A callback kept the restart to rethrow it later, and the iteration ran on: a later refusal
-  // lets go too, however little room it finds, rather than fail a job that owes a restart.
+  // While the restart unwinds, an operation's end callback borrows again: that refusal lets go
+  // too, however little room it finds, rather than turn the owed restart into a failure.
   run.driver.request_start(2);
   ASSERT_EQ(run.driver.take_grants().size(), 1u);
   ASSERT_EQ(run.driver.memory_wait(2, true, 100, 300), verdict::restart_iteration);
