@@ -426,7 +426,8 @@ void job::leave() {
     s.passive.reset();  // before the pool forgets the job: it may hold tensors on the host
     s.binding.reset();
   } else {
-    // Its callbacks are the joining thread's: they stop with that thread's next operation.
+    // The swapper's RecordFunction callbacks are the joining thread's and cannot be removed
+    // from here: it is leaked, alive, so that they never reach freed memory.
     static_cast<void>(s.passive.release());
     // The binding belongs to the joining thread's stack of bindings; undoing it here would
     // corrupt this thread's. That thread's later allocations fail with a clear error instead.
