@@ -250,14 +250,8 @@ void* job_arena::try_allocate_in_other_class(device::stream& stream, std::size_t
                                              alloc_kind kind) {
   std::lock_guard lock(mutex_);
   const auto slot = slot_of(stream);
-  const auto cls = static_cast<std::size_t>(class_of(bytes, kind));
   if (wait_all()) ++stats_.host_syncs;
-  std::uint32_t best = npos;
-  for (std::size_t other = 0; other < region_class_count; ++other) {
-    if (other == cls) continue;
-    const auto id = take_best_fit(synced_[other], bytes);
-    if (id != npos && (best == npos || blocks_[id].size < blocks_[best].size)) best = id;
-  }
+  const auto best = tightest_in_other_classes(bytes, kind);
   void* ptr = nullptr;
   if (best != npos) {
     ++stats_.synced_reuses;
@@ -266,6 +260,17 @@ void* job_arena::try_allocate_in_other_class(device::stream& stream, std::size_t
   }
   check_invariants();
   return ptr;
+}
+
+std::uint32_t job_arena::tightest_in_other_classes(std::size_t bytes, alloc_kind kind) {
+  const auto cls = static_cast<std::size_t>(class_of(bytes, kind));
+  std::uint32_t best = npos;
+  for (std::size_t other = 0; other < region_class_count; ++other) {
+    if (other == cls) continue;
+    const auto id = take_best_fit(synced_[other], bytes);
+    if (id != npos && (best == npos || blocks_[id].size < blocks_[best].size)) best = id;
+  }
+  return best;
 }
 
 std::uint32_t job_arena::merge(std::uint32_t left, std::uint32_t right) {
@@ -599,15 +604,8 @@ std::size_t job_arena::limit() const {
 own_room job_arena::room_for(std::size_t bytes, alloc_kind kind) {
   std::lock_guard lock(mutex_);
   poll_all();
-  own_room room;
-  room.free_bytes = stats_.reserved_bytes - stats_.live_bytes;
-  const auto cls = static_cast<std::size_t>(class_of(bytes, kind));
-  for (std::size_t other = 0; other < region_class_count; ++other) {
-    if (other != cls && take_best_fit(synced_[other], bytes) != npos) {
-      room.another_class_fits = true;
-    }
-  }
-  return room;
+  return {.free_bytes = stats_.reserved_bytes - stats_.live_bytes,
+          .another_class_fits = tightest_in_other_classes(bytes, kind) != npos};
 }
 
 void job_arena::count_out_of_memory() {

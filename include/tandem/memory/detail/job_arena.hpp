@@ -188,6 +188,9 @@ class job_arena {
   void index_erase(std::uint32_t id);
   std::uint32_t take_best_fit(free_index& index, std::size_t bytes);
   std::uint32_t take_from_other_streams(std::uint16_t slot, region_class cls, std::size_t bytes);
+  /// The tightest synced free block for `bytes` in the job's regions of a class other than the
+  /// request's (try_allocate_in_other_class, room_for); npos when none.
+  std::uint32_t tightest_in_other_classes(std::size_t bytes, alloc_kind kind);
   std::uint32_t borrow_segment(region_class cls, std::size_t bytes);
   void* hand_out(std::uint32_t id, std::uint16_t slot, std::size_t bytes, alloc_kind kind);
   void free_on_slot(std::uint32_t id);
