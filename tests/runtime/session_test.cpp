@@ -114,17 +114,24 @@ class EveryMemoryWaitingPolicy : public ::testing::TestWithParam<std::string> {}
 
 TEST_P(EveryMemoryWaitingPolicy, ABudgetLoweredBelowWhatTheJobsNeedMakesThemWaitNotFail) {
   // The policy contract's short real case: 2 MiB (one region) is less than either job holds,
-  // so every borrow waits, mid-iteration, until the budget comes back 300 ms later.
+  // so every borrow waits, mid-iteration, until the budget comes back 300 ms later. The jobs
+  // train for a duration, not a number of iterations: a fast machine once finished 60
+  // iterations of both side by side before the budget was lowered.
+  const auto for_600ms = [](const std::string& name, int hidden) {
+    auto job = mlp_job(name, hidden, 1);
+    job.replace(job.find("iterations = 1\n"), 15, "duration = \"600ms\"\n");
+    return job;
+  };
   const auto spec = parse(device_table("256MiB",
                                        "budget_schedule = [{ at = \"100ms\", budget = \"2MiB\" }, "
                                        "{ at = \"400ms\", budget = \"256MiB\" }]") +
-                          "[policy]\nname = \"" + GetParam() + "\"\n" + mlp_job("a", 64, 60) +
-                          mlp_job("b", 96, 60));
+                          "[policy]\nname = \"" + GetParam() + "\"\n" + for_600ms("a", 64) +
+                          for_600ms("b", 96));
   const auto run = run_workload(spec);
   double waited = 0;
   for (const auto& job : run.jobs) {
     EXPECT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
-    EXPECT_EQ(job.iterations, 60) << job.name;
+    EXPECT_GT(job.iterations, 0) << job.name;
     for (const auto& it : job.iteration_log) {
       EXPECT_LE(it.memory_wait_s, it.end_s - it.start_s) << job.name;
       waited += it.memory_wait_s;
