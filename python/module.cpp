@@ -93,13 +93,15 @@ PYBIND11_MODULE(_tandem, m) {
           "join",
           [](runtime& rt, const std::string& name, const std::string& model,
              std::int64_t batch_size, std::optional<std::int64_t> iterations, std::int64_t priority,
-             bool swap_passively) {
+             bool swap_passively, const std::string& planner, const std::string& plan_budget) {
             tandem::api::job_options options;
             options.model = model;
             options.batch_size = batch_size;
             options.iterations = iterations;
             options.priority = priority;
             options.swap_passively = swap_passively;
+            options.planner = planner;
+            options.plan_budget = plan_budget;
             auto joined = std::make_unique<python_job>();
             py::gil_scoped_release released;
             joined->handle = std::make_unique<job>(rt.join(name, options));
@@ -107,7 +109,7 @@ PYBIND11_MODULE(_tandem, m) {
           },
           py::arg("name"), py::arg("model") = "custom", py::arg("batch_size") = 0,
           py::arg("iterations") = py::none(), py::arg("priority") = 0,
-          py::arg("swap_passively") = false)
+          py::arg("swap_passively") = false, py::arg("planner") = "", py::arg("plan_budget") = "")
       .def(
           "change_budget",
           [](runtime& rt, const std::string& size) {

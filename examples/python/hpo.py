@@ -6,6 +6,10 @@ was measured.
 
     PYTHONPATH=build/python /usr/bin/python3 examples/python/hpo.py [--policy scrooge]
         [--budget 256MiB] [--iterations 30] [--json results.json]
+        [--planner capuchin [--plan-budget 50%]]
+
+With --planner, each trial's iteration 1 is recorded and planned, and from iteration 3 on tandem
+swaps and recomputes its tensors as the plan says, the model unchanged.
 """
 
 import argparse
@@ -55,12 +59,21 @@ def train(job, learning_rate, iterations):
         job.run_iteration(step_body)  # tandem: waits until the policy lets it run
 
 
-def trial(rt, name, learning_rate, iterations, errors):
+class Errors(list):
+    """The trials' errors; bad_input when a join refused the command line's options."""
+    bad_input = False
+
+
+def trial(rt, name, learning_rate, iterations, errors, planner, plan_budget):
     try:
-        with rt.join(name, model="small-convnet", batch_size=32) as job:  # tandem:
+        with rt.join(name, model="small-convnet", batch_size=32,  # tandem:
+                     planner=planner, plan_budget=plan_budget) as job:
             train(job, learning_rate, iterations)
     except tandem.Stopped:
         pass  # the runtime was stopped: the job left with what it measured
+    except tandem.ConfigError as error:  # a wrong --planner or --plan-budget: refused at join
+        errors.append(f"{name}: {error}")
+        errors.bad_input = True
     except Exception as error:  # noqa: BLE001  (a failed trial is reported; the others go on)
         errors.append(f"{name}: {error}")
 
@@ -71,6 +84,10 @@ def main():
     parser.add_argument("--budget", default="256MiB")
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--json", help="write the results here (the JSON of tandem run --json)")
+    parser.add_argument("--planner", help="a footprint planner for every trial (capuchin, "
+                        "tensile, vdnn-all, checkpoint, tandem, ...)")
+    parser.add_argument("--plan-budget", help="the plans' budget: a share of a trial's recorded "
+                        "peak (50%%) or a size (8MiB); needs --planner")
     args = parser.parse_args()
     if args.iterations < 1:
         parser.error("--iterations must be at least 1")
@@ -81,9 +98,9 @@ def main():
     except tandem.ConfigError as error:
         print(f"hpo.py: {error}", file=sys.stderr)
         return 2
-    errors = []
-    threads = [threading.Thread(target=trial, args=(rt, f"trial-lr{rate}", rate,
-                                                    args.iterations, errors))
+    errors = Errors()
+    threads = [threading.Thread(target=trial, args=(rt, f"trial-lr{rate}", rate, args.iterations,
+                                                    errors, args.planner, args.plan_budget))
                for rate in (0.001, 0.01, 0.05, 0.1)]
     for thread in threads:
         thread.start()
@@ -102,7 +119,7 @@ def main():
         print(error, file=sys.stderr)
     if args.json:
         rt.write_json(args.json)
-    return 0 if not errors else 1
+    return 2 if errors.bad_input else 0 if not errors else 1
 
 
 if __name__ == "__main__":

@@ -185,14 +185,21 @@ class Runtime:
         return False
 
     def join(self, name, model="custom", batch_size=0, iterations=None, priority=0,
-             swap_passively=False):
+             swap_passively=False, planner=None, plan_budget=None):
         """The calling thread joins as job `name`; jobs alike in model and batch share what a
         policy learns of their memory. swap_passively: when an iteration finds no memory, the
         job's least recently used tensors go to host memory and come back before they are read
-        (Capuchin's passive mode), so it trains under a budget below its peak."""
+        (Capuchin's passive mode), so it trains under a budget below its peak.
+
+        planner: a footprint planner ("capuchin", "checkpoint", "tensile", "tandem", ...):
+        iteration 1 is recorded and planned, iteration 2 runs plain as the reference, and every
+        later iteration runs under the plan, tandem swapping and recomputing the model's tensors
+        with no change to its code; plan_budget: the plan's budget, a share of the recorded
+        peak ("50%") or a size ("64MiB"). The results' "footprint" says what the plan saved."""
         return Job(self._runtime.join(name=name, model=model, batch_size=batch_size,
                                       iterations=iterations, priority=priority,
-                                      swap_passively=swap_passively))
+                                      swap_passively=swap_passively, planner=planner or "",
+                                      plan_budget=plan_budget or ""))
 
     def change_budget(self, size):
         self._runtime.change_budget(size)

@@ -9,14 +9,17 @@
 #include <vector>
 
 #include "../runtime/buffer_snapshot.hpp"
+#include "../runtime/footprint_iteration.hpp"
 #include "../runtime/group_gate.hpp"
 #include "../runtime/iteration_runner.hpp"
 #include "../runtime/planned_training.hpp"
+#include "../runtime/sequence_recording.hpp"
 #include "../runtime/shared_device.hpp"
 #include "../runtime/training_job.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/memory/pool_options.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
+#include "tandem/runtime/footprint_budget.hpp"
 #include "tandem/runtime/session.hpp"
 #include "tandem/runtime/workload_validation.hpp"
 #include "tandem/torch/job_binding.hpp"
@@ -146,9 +149,16 @@ struct job::state {
   std::optional<tandem::runtime::detail::group_gate> groups;
   std::unique_ptr<torch_support::job_binding> binding;
   std::optional<tandem::runtime::detail::iteration_runner> runner;
-  /// job_options::swap_passively: made at join, running from an iteration's start to its end.
+  /// job_options::swap_passively, or a planner's (before the plan, and its fallback): made at
+  /// join, running from an iteration's start to its end.
   std::unique_ptr<torch_support::passive_swapper> passive;
-  torch_support::passive_stats passive_before;  ///< its counts when the iteration began
+  /// job_options::planner: the plan made from iteration 1 and its executor. Before `passive`
+  /// goes: it waits for the copies of an iteration cut short.
+  std::unique_ptr<tandem::runtime::detail::planned_training> planned;
+  /// The iteration a plan is made from, while it runs.
+  std::unique_ptr<tandem::runtime::detail::sequence_recording> recording;
+  /// What manages the footprint of the iteration under way.
+  std::optional<tandem::runtime::detail::footprint_iteration> footprint;
   /// The default kind of what an iteration allocates; the classifier learns better ones.
   std::optional<torch_support::kind_scope> iteration_kind;
   tandem::runtime::job_result result;
@@ -173,6 +183,32 @@ struct job::state {
     result.error = why;
     runner.reset();
     context().gate.depart(id);
+  }
+
+  /// Starts what manages iteration `iteration`'s footprint, after the runner began it: a
+  /// planned job's iteration 1 is recorded for its plan, its iterations from 3 on run under it.
+  void begin_footprint(std::int64_t iteration) {
+    using namespace tandem::runtime::detail;
+    const auto stage = planned ? stage_of(iteration) : planned_stage::reference;
+    if (stage == planned_stage::recorded) {
+      recording = std::make_unique<sequence_recording>(context().pool, context().monitor, id);
+    }
+    footprint.emplace(footprint_parts{planned.get(), nullptr, passive.get()}, stage, 0,
+                      recording ? &recording->recorder() : nullptr);
+    footprint->begin();
+    if (recording) recording->recorder().begin();  // phases inferred, tensors unnamed
+  }
+
+  /// Ends it once the iteration's code has run: returns what moved; plans a recorded iteration.
+  tandem::runtime::plan_traffic end_footprint() {
+    auto traffic = footprint->end();
+    if (recording) {
+      auto sequence = recording->end(spec.model, spec.batch_size);
+      recording.reset();
+      planned->plan(sequence);
+      result.access_sequence = std::move(sequence);
+    }
+    return traffic;
   }
 
   void expect_own_thread(const char* what) const {
@@ -313,10 +349,7 @@ iteration_scope job::iteration() {
   s.loss = 0;
   s.iteration_kind.emplace(alloc_kind::feature_map);
   s.runner->begin(iterations());
-  if (s.passive) {
-    s.passive_before = s.passive->stats();
-    s.passive->begin();
-  }
+  if (s.passive) s.begin_footprint(iterations());
   return iteration_scope(*this);
 }
 
@@ -348,15 +381,28 @@ bool job::end_iteration(std::optional<std::string> failure) {
   s.expect_own_thread("ending an iteration");
   s.in_iteration = false;
   s.iteration_kind.reset();
-  if (s.passive && s.passive->active()) {
-    // What is out comes back for the next iteration (or the user, who may hold it).
+  tandem::runtime::plan_traffic traffic;
+  std::string label;
+  if (s.footprint && !failure) {
+    // What is out comes back for the next iteration (or the user, who may hold it), and the
+    // recorded iteration is planned.
     try {
-      s.passive->end();
+      traffic = s.end_footprint();
+      label = s.footprint->label(traffic);
+      s.footprint.reset();
+    } catch (const c10::Error& e) {
+      if (!s.context().gate.restart_owed(s.id)) failure = e.what_without_backtrace();
     } catch (const std::exception& e) {
-      // No room for it now (it stays on the host, its data intact, until read), or a failure
-      // an operation's start met: the iteration fails, unless it failed already.
-      if (!failure && !s.context().gate.restart_owed(s.id)) failure = e.what();
+      // No room for it now (it stays on the host, its data intact, until read), a failure an
+      // operation's start met, or a plan that could not be made: the iteration fails.
+      if (!s.context().gate.restart_owed(s.id)) failure = e.what();
     }
+  }
+  if (s.footprint) {
+    // Cut short or failed: what the executor and the swapper hold of it goes back.
+    s.footprint->cut();
+    s.footprint.reset();
+    s.recording.reset();
   }
   if (failure && s.context().gate.restart_owed(s.id)) {
     // Told to let go: the model's buffers as they were, what the iteration took back, and the
@@ -383,12 +429,10 @@ bool job::end_iteration(std::optional<std::string> failure) {
   s.result.persistent_bytes =
       s.context().pool.stats(s.id).by_kind[memory::index_of(alloc_kind::persistent)].live_bytes;
   auto record = s.runner->record(report, s.requested_s, s.loss);
-  if (s.passive) {
-    record.traffic = tandem::runtime::detail::passive_traffic(s.passive_before, s.passive->stats());
-    if (record.traffic.swapped_out_bytes > 0)
-      record.plan = std::string(tandem::runtime::detail::passive_label);
-  }
+  record.traffic = traffic;
+  record.plan = std::move(label);
   s.result.iteration_log.push_back(std::move(record));
+  if (s.planned) s.result.footprint = s.planned->result(s.result.iteration_log);
   s.context().gate.finish_iteration(s.id, report);
   return false;
 }
@@ -423,11 +467,18 @@ void job::leave() {
   }
   s.runner.reset();
   if (own_thread) {
-    s.passive.reset();  // before the pool forgets the job: it may hold tensors on the host
+    if (s.footprint) s.footprint->cut();
+    s.footprint.reset();
+    s.recording.reset();
+    s.planned.reset();  // before the pool forgets the job: they may hold tensors on the host
+    s.passive.reset();
     s.binding.reset();
   } else {
-    // The swapper's RecordFunction callbacks are the joining thread's and cannot be removed
-    // from here: it is leaked, alive, so that they never reach freed memory.
+    // The swapper's, the recorder's and the executor's RecordFunction callbacks are the joining
+    // thread's and cannot be removed from here: they are leaked, alive, so that they never
+    // reach freed memory.
+    static_cast<void>(s.recording.release());
+    static_cast<void>(s.planned.release());
     static_cast<void>(s.passive.release());
     // The binding belongs to the joining thread's stack of bindings; undoing it here would
     // corrupt this thread's. That thread's later allocations fail with a clear error instead.
@@ -492,6 +543,28 @@ job runtime::join(const std::string& name, const job_options& options) {
                      std::to_string(options.batch_size));
   TANDEM_EXPECTS(!options.iterations || *options.iterations > 0, usage_error,
                  "join: iterations, when given, must be above 0");
+  TANDEM_EXPECTS(options.planner.empty() || !options.iterations ||
+                     *options.iterations >= tandem::runtime::detail::planned_job_min_iterations,
+                 usage_error,
+                 "join: a job with a planner needs at least " +
+                     std::to_string(tandem::runtime::detail::planned_job_min_iterations) +
+                     " iterations (one to warm up, one recorded and planned, one plain reference, "
+                     "then the planned ones), not " +
+                     std::to_string(options.iterations.value_or(0)));
+  TANDEM_EXPECTS(options.plan_budget.empty() || !options.planner.empty(), usage_error,
+                 "join: plan_budget is the budget of a plan; name its planner too, e.g. "
+                 "planner = \"capuchin\"");
+  std::optional<tandem::runtime::footprint_budget> plan_budget;
+  if (!options.planner.empty()) {
+    tandem::runtime::check_planner_spec(options.planner, "join: planner");
+    if (!options.plan_budget.empty()) {
+      try {
+        plan_budget = tandem::runtime::parse_footprint_budget(options.plan_budget);
+      } catch (const config_error& e) {
+        throw config_error(std::string("join: plan_budget: ") + e.what());
+      }
+    }
+  }
   TANDEM_EXPECTS(shared_->device != nullptr, usage_error, "join: the runtime was closed");
   auto& device = *shared_->device;
   TANDEM_EXPECTS(!device.gate().stop_requested(), usage_error,
@@ -520,6 +593,8 @@ job runtime::join(const std::string& name, const job_options& options) {
   spec.batch_size = options.batch_size;
   spec.iterations = options.iterations;
   spec.priority = options.priority;
+  if (!options.planner.empty()) spec.planner = options.planner;
+  spec.plan_budget = plan_budget;
   s->result = tandem::runtime::detail::result_for(spec);
   auto& context = device.context();
   try {
@@ -541,9 +616,14 @@ job runtime::join(const std::string& name, const job_options& options) {
   s->binding = std::make_unique<torch_support::job_binding>(device.pool(), s->id, *s->stream,
                                                             &s->classifier, &*s->groups);
   s->runner.emplace(spec, s->id, context, &s->classifier, *s->groups, s->result);
-  if (options.swap_passively) {
+  if (options.swap_passively || !options.planner.empty()) {
     s->passive =
         std::make_unique<torch_support::passive_swapper>(device.pool(), s->id, context.copies);
+  }
+  if (!options.planner.empty()) {
+    s->planned = std::make_unique<tandem::runtime::detail::planned_training>(
+        options.planner, plan_budget, context.copy_bandwidth, device.pool(), device.monitor(),
+        context.copies, s->id);
   }
   return job(std::move(s));
 }

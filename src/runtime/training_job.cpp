@@ -12,6 +12,7 @@
 
 #include "buffer_snapshot.hpp"
 #include "fault_hook.hpp"
+#include "footprint_iteration.hpp"
 #include "group_gate.hpp"
 #include "iteration_runner.hpp"
 #include "planned_training.hpp"
@@ -245,37 +246,18 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
         stage == planned_stage::recorded) {
       recording.emplace(context.pool, context.monitor, id);
     }
-    const bool executes = planned && stage == planned_stage::planned && planned->planned();
-    // Before the plan, always; under it, as the fallback once memory proved short (the plan may
-    // not fit the budget with the pool's regions).
-    const bool falls_back = passive && stage == planned_stage::planned && (executes || variants) &&
-                            passive->stats().swapped_out_bytes > 0;
-    const bool swaps_passively = passive && (stage != planned_stage::planned || falls_back);
-    const auto passive_before = passive ? passive->stats() : torch_support::passive_stats{};
     const std::size_t variant = variants ? gate.granted_variant(id) : 0;
+    footprint_iteration footprint({planned ? &*planned : nullptr, variants ? &*variants : nullptr,
+                                   passive ? &*passive : nullptr},
+                                  stage, variant, recording ? &recording->recorder() : nullptr);
     result.unfinished_start_s = start_s;
     plan_traffic traffic;
     std::optional<schedule::iteration_report> ran;
     try {
       ran = runner.run(iteration, start_s, [&] {
-        if (executes) planned->begin_iteration();
-        if (variants) variants->begin_iteration(variant);
-        if (falls_back) {
-          auto* executor = executes ? &planned->executor() : variants->running();
-          passive->begin(executor, executor);
-        } else if (swaps_passively) {
-          passive->begin(recording ? &recording->recorder() : nullptr);
-        }
+        footprint.begin();
         loss = job->step(iteration, recording ? &*recording : nullptr);
-        if (variants) traffic = variants->end_iteration();
-        if (executes) traffic = planned->end_iteration();  // its tensors back first
-        if (swaps_passively) {
-          passive->end();
-          const auto moved = passive_traffic(passive_before, passive->stats());
-          traffic.swapped_out_bytes += moved.swapped_out_bytes;
-          traffic.swapped_in_bytes += moved.swapped_in_bytes;
-          if (falls_back && executes) planned->fell_back(moved.swapped_out_bytes);
-        }
+        traffic = footprint.end();
         if (recording) {
           auto sequence = recording->end(spec.model, spec.batch_size);
           recording.reset();
@@ -287,22 +269,8 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       // Told to let go (the exception may come back from libtorch as its own type): back to
       // the iteration's start, reported as restarted, and asked for again.
       if (!gate.restart_owed(id)) throw;
-      if (swaps_passively && passive->active()) {
-        try {
-          passive->end();  // what is out comes back for the next try
-        } catch (...) {
-          // No room now: it stays on the host, its data intact, and comes back when the next
-          // passive iteration reads it.
-        }
-      }
+      footprint.cut();
       recording.reset();
-      try {
-        if (variants) variants->end_iteration();
-        if (executes) planned->end_iteration();
-      } catch (...) {
-        // What the executor kept from the cut iteration (a borrow refused while the exception
-        // unwound through an operation's end) is moot: the iteration runs again.
-      }
       const bool graph_left = job->roll_back();
       auto cut = runner.abandon(start_s);
       result.unfinished_start_s.reset();
@@ -325,10 +293,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     }
     auto record = runner.record(report, requested_s, loss);
     record.traffic = traffic;
-    if (executes) record.plan = planned->label();
-    if (variants) record.plan = variants->label(variant);
-    if (swaps_passively && record.plan.empty() && traffic.swapped_out_bytes > 0)
-      record.plan = std::string(passive_label);
+    record.plan = footprint.label(traffic);
     result.iteration_log.push_back(std::move(record));
     result.unfinished_start_s.reset();
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());

@@ -111,6 +111,19 @@ void validate_device_and_policy(const workload& spec, const policy_overrides& ov
   validate_policy(spec, overrides);
 }
 
+void check_planner_spec(const std::string& spec, const std::string& what) {
+  const auto known = footprint::planner_names();
+  const auto name = std::string(footprint::planner_name_of(spec));
+  TANDEM_EXPECTS(std::find(known.begin(), known.end(), name) != known.end(), config_error,
+                 what + ": unknown planner '" + name + "'" + suggest_name(name, known) +
+                     " (known: " + join_names(known) + ")");
+  try {
+    static_cast<void>(footprint::make_planner(spec));  // its options
+  } catch (const usage_error& e) {
+    throw config_error(what + ": " + e.what());
+  }
+}
+
 void validate_workload(const workload& spec, const policy_overrides& overrides) {
   TANDEM_EXPECTS(!spec.jobs.empty(), config_error,
                  spec.source + ": the workload has no jobs; add a [[job]] table");
@@ -119,18 +132,7 @@ void validate_workload(const workload& spec, const policy_overrides& overrides) 
                      " jobs; tandem takes at most " + std::to_string(max_jobs) +
                      " in one workload: split it into several");
   validate_device_and_policy(spec, overrides);
-  if (overrides.planner) {
-    const auto known = footprint::planner_names();
-    const auto name = std::string(footprint::planner_name_of(*overrides.planner));
-    TANDEM_EXPECTS(std::find(known.begin(), known.end(), name) != known.end(), config_error,
-                   "--planner: unknown planner '" + name + "'" + suggest_name(name, known) +
-                       " (known: " + join_names(known) + ")");
-    try {
-      static_cast<void>(footprint::make_planner(*overrides.planner));  // its options
-    } catch (const usage_error& e) {
-      throw config_error(std::string("--planner: ") + e.what());
-    }
-  }
+  if (overrides.planner) check_planner_spec(*overrides.planner, "--planner");
   for (const auto& job : spec.jobs) {
     check_job_limits(spec, job);
     check_model_options(spec, job);

@@ -126,6 +126,7 @@ void access_recorder::begin() {
   saved_in_op_.clear();
   depth_ = 0;
   phase_ = footprint::phase::forward;
+  phases_marked_ = false;
   began_ = clock::now();
   recording_ = true;
   recording = this;
@@ -135,6 +136,7 @@ void access_recorder::begin() {
 
 void access_recorder::enter(footprint::phase phase) {
   phase_ = phase;
+  phases_marked_ = true;
 }
 
 double access_recorder::seconds_since_begin() const {
@@ -151,7 +153,17 @@ void access_recorder::operation_started(const at::RecordFunction& fn) {
     for (const auto& input : fn.inputs()) read_all(*this, input);
     return;
   }
-  const bool backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
+  // libtorch's engine wraps each node it runs in "autograd::engine::evaluate_function: ...", of
+  // scope FUNCTION in 1.13; the node itself is of scope BACKWARD_FUNCTION.
+  const bool backward_node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION ||
+                             name.starts_with("autograd::engine::evaluate_function");
+  if (!phases_marked_) {
+    // A loop that marks no phases (a user's own): its backward pass begins with the first
+    // autograd node, its optimizer step with the first operator it runs after that pass.
+    if (backward_node && phase_ == footprint::phase::forward) phase_ = footprint::phase::backward;
+    if (!backward_node && phase_ == footprint::phase::backward)
+      phase_ = footprint::phase::optimizer;
+  }
   footprint::operation op;
   op.name = std::string(name);
   // Autograd nodes are the backward pass whatever the loop said; operators the loop runs after

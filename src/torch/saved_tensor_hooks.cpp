@@ -10,12 +10,19 @@ namespace {
 
 thread_local saved_tensor_handler* current_handler = nullptr;
 
+/// The default engine before tandem's: libtorch's own, or in a Python process PyTorch's, whose
+/// hooks are torch.autograd.graph.saved_tensors_hooks.
+torch::autograd::Engine* previous_engine = nullptr;
+
 /// libtorch's Engine in every respect but the hooks of saved tensors. Autograd holds the default
 /// engine for the process's lifetime, so this one is never destroyed either.
 class hooking_engine final : public torch::autograd::Engine {
  public:
   std::unique_ptr<torch::autograd::SavedVariableHooks> get_default_saved_variable_hooks() override {
-    return current_handler != nullptr ? current_handler->hooks_for_saved() : nullptr;
+    if (current_handler != nullptr) return current_handler->hooks_for_saved();
+    // Threads tandem does not watch keep the hooks they had (Python's, in a Python process).
+    return previous_engine != nullptr ? previous_engine->get_default_saved_variable_hooks()
+                                      : nullptr;
   }
 
   static torch::autograd::Engine& instance() {
@@ -28,7 +35,10 @@ class hooking_engine final : public torch::autograd::Engine {
 
 void install_saved_tensor_engine() {
   static std::once_flag once;
-  std::call_once(once, [] { torch::autograd::set_default_engine_stub(&hooking_engine::instance); });
+  std::call_once(once, [] {
+    previous_engine = &torch::autograd::Engine::get_default_engine();
+    torch::autograd::set_default_engine_stub(&hooking_engine::instance);
+  });
 }
 
 saved_tensor_scope::saved_tensor_scope(saved_tensor_handler& handler) : previous_(current_handler) {

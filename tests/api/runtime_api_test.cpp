@@ -385,13 +385,14 @@ struct Deep : torch::nn::Module {
 };
 
 /// A loop whose activations (1 MiB per layer, kept for the backward pass) dwarf its weights
-/// (64 KiB per layer), with little compute.
-std::vector<double> train_deep(runtime& rt, bool swap_passively) {
-  auto j = rt.join("deep", {.model = "deep-test",
-                            .batch_size = 2048,
-                            .iterations = 4,
-                            .priority = 0,
-                            .swap_passively = swap_passively});
+/// (64 KiB per layer), with little compute, joined with `how` (model, batch and iterations
+/// filled in here).
+std::vector<double> train_deep_as(runtime& rt, tandem::api::job_options how) {
+  how.model = "deep-test";
+  how.batch_size = 2048;
+  const int iterations = static_cast<int>(how.iterations.value_or(4));
+  how.iterations = iterations;
+  auto j = rt.join("deep", how);
   std::shared_ptr<Deep> net;
   std::unique_ptr<torch::optim::SGD> optimizer;
   {
@@ -404,7 +405,7 @@ std::vector<double> train_deep(runtime& rt, bool swap_passively) {
   auto generator = at::detail::createCPUGenerator(7);
   const auto x = torch::randn({2048, 128}, generator);
   std::vector<double> losses;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < iterations; ++i) {
     auto step = j.iteration();
     optimizer->zero_grad();
     auto loss = net->forward(x).pow(2).mean();
@@ -414,6 +415,10 @@ std::vector<double> train_deep(runtime& rt, bool swap_passively) {
     step.report_loss(losses.back());
   }
   return losses;
+}
+
+std::vector<double> train_deep(runtime& rt, bool swap_passively) {
+  return train_deep_as(rt, {.swap_passively = swap_passively});
 }
 
 }  // namespace passive
@@ -458,4 +463,66 @@ TEST(RuntimeApi, AUserLoopSwappingPassivelyTrainsUnderABudgetBelowItsPeak) {
     }
   }
   EXPECT_GT(moved, 0u);
+}
+
+// job_options::planner: a user's loop, its model unchanged, is recorded at iteration 1, planned,
+// and runs under the plan from iteration 3 on, within a budget below its peak; the plan's swaps
+// and recomputations leave the losses bitwise those of a run with room to spare.
+TEST(RuntimeApi, AUserLoopUnderAFootprintPlanTrainsBelowItsPeakWithTheSameLosses) {
+  const auto at = [](const std::string& budget) {
+    auto o = options("exclusive", budget);
+    o.copy_bandwidth = "memcpy";
+    return o;
+  };
+  constexpr int iterations = 6;
+  std::vector<double> roomy;
+  std::size_t peak = 0;
+  {
+    runtime rt(at("256MiB"));
+    roomy = passive::train_deep_as(rt, {.iterations = iterations});
+    peak = named(rt.results(), "deep").peak_reserved_bytes;
+  }
+  const auto budget = std::to_string((peak / tandem::MiB) * 3 / 4) + "MiB";
+  for (const std::string planner : {"capuchin", "tensile", "vdnn-all"}) {
+    SCOPED_TRACE(planner + " at a budget of " + budget + ", peak " + tandem::format_bytes(peak));
+    runtime rt(at(budget));
+    EXPECT_EQ(passive::train_deep_as(
+                  rt, {.iterations = iterations, .planner = planner, .plan_budget = "50%"}),
+              roomy);
+    const auto run = rt.results();
+    const auto& deep = named(run, "deep");
+    ASSERT_EQ(deep.status, job_status::completed) << deep.error;
+    EXPECT_LE(run.peak_reserved_bytes, run.budget_bytes);
+    ASSERT_TRUE(deep.footprint.has_value());
+    const auto& f = *deep.footprint;
+    EXPECT_EQ(f.planner, planner);
+    EXPECT_EQ(f.planned_iterations, static_cast<std::size_t>(iterations - 3));
+    EXPECT_GT(f.swapped_tensors + f.recomputed_tensors, 0u);
+    EXPECT_GT(f.swapped_out_bytes + f.recomputations, 0u);
+    EXPECT_EQ(f.diverged_iterations, 0u);
+    EXPECT_LT(f.predicted_peak_bytes, f.predicted_vanilla_peak_bytes);
+    EXPECT_LT(f.planned_peak_bytes, f.vanilla_peak_bytes);
+    for (std::size_t i = 3; i < deep.iteration_log.size(); ++i) {
+      EXPECT_EQ(deep.iteration_log[i].plan, planner) << "iteration " << i;
+    }
+  }
+}
+
+// Wrong planner options are refused at join, naming the option.
+TEST(RuntimeApi, WrongPlannerOptionsAreRefusedAtJoin) {
+  runtime rt(options("exclusive"));
+  const auto refused = [&](const tandem::api::job_options& how, const std::string& words) {
+    try {
+      static_cast<void>(rt.join("x", how));
+      ADD_FAILURE() << "joined";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  refused({.planner = "capuchn"}, "unknown planner 'capuchn'; did you mean 'capuchin'");
+  refused({.planner = "capuchin", .plan_budget = "lots"}, "plan_budget");
+  refused({.plan_budget = "50%"}, "name its planner too");
+  refused({.iterations = 3, .planner = "capuchin"}, "at least 4 iterations");
+  // Refusals leave nothing behind: the name is free.
+  auto j = rt.join("x", {.planner = "checkpoint"});
 }

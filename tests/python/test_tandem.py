@@ -209,17 +209,17 @@ class Deep(torch.nn.Module):
         return self.layers(x)
 
 
-def train_deep(budget, swap_passively):
+def train_deep(budget, iterations=3, **join_options):
     rt = tandem.Runtime(budget=budget, policy="exclusive", region_size="2MiB",
                         copy_bandwidth="memcpy")
     losses = []
-    with rt.join("deep", batch_size=2048, swap_passively=swap_passively) as job:
+    with rt.join("deep", batch_size=2048, **join_options) as job:
         with job.persistent():
             torch.manual_seed(5)
             net = Deep()
             optimizer = torch.optim.SGD(net.parameters(), lr=0.01)
         x = torch.randn(2048, 128, generator=torch.Generator().manual_seed(7))
-        for _ in range(3):
+        for _ in range(iterations):
             with job.iteration() as step:
                 optimizer.zero_grad()
                 loss = net(x).pow(2).mean()
@@ -234,14 +234,42 @@ def train_deep(budget, swap_passively):
 
 
 def test_a_trial_swapping_passively_trains_under_a_budget_below_its_peak():
-    roomy, alone = train_deep("256MiB", False)
+    roomy, alone = train_deep("256MiB")
     budget = f"{alone['peak_reserved_bytes'] * 2 // 3 // (1 << 20)}MiB"
-    losses, job = train_deep(budget, True)
+    losses, job = train_deep(budget, swap_passively=True)
     assert job["status"] == "completed", job.get("error")
     assert losses == roomy  # bitwise: the swaps move bytes, never change them
     moved = [it for it in job["iteration_log"] if it.get("swapped_out_bytes", 0) > 0]
     assert moved and all(it["plan"] == "passive swapping" for it in moved)
     assert job["peak_reserved_bytes"] <= 2 * alone["peak_reserved_bytes"] // 3
+
+
+def test_a_trial_under_a_footprint_plan_trains_below_its_peak_with_the_same_losses():
+    roomy, alone = train_deep("256MiB", iterations=6)
+    budget = f"{alone['peak_reserved_bytes'] * 3 // 4 // (1 << 20)}MiB"
+    losses, job = train_deep(budget, iterations=6, planner="capuchin", plan_budget="50%")
+    assert job["status"] == "completed", job.get("error")
+    assert losses == roomy  # bitwise: the plan moves and rebuilds bytes, never changes them
+    assert [it.get("plan") for it in job["iteration_log"][3:]] == ["capuchin"] * 3
+    footprint = job["footprint"]
+    assert footprint["planner"] == "capuchin"
+    assert footprint["swapped_tensors"] + footprint["recomputed_tensors"] > 0
+    assert footprint["diverged_iterations"] == 0
+    with pytest.raises(tandem.ConfigError, match="did you mean 'capuchin'"):
+        train_deep("256MiB", planner="capuchn")
+    with pytest.raises(tandem.UsageError, match="name its planner too"):
+        train_deep("256MiB", plan_budget="50%")
+
+
+def test_pytorchs_saved_tensor_hooks_still_work_after_a_planned_trial():
+    # tandem installs its own autograd engine for the hooks of the tensors autograd saves; a
+    # thread it does not watch keeps PyTorch's (torch.utils.checkpoint relies on them).
+    train_deep("256MiB", iterations=4, planner="capuchin")
+    packed = []
+    x = torch.ones(3, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or t, lambda t: t):
+        (x * x).sum().backward()
+    assert packed and torch.equal(x.grad, 2 * torch.ones(3))
 
 
 def test_wrong_arguments_raise_clear_exceptions():

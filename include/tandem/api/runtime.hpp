@@ -76,6 +76,19 @@ struct job_options {
   /// so the loop trains under a budget below its peak with no change to its model. Costs the
   /// copies (an iteration's record says how much moved) and a callback per operation.
   bool swap_passively = false;
+  /// A footprint planner, as `tandem plan` names them ("capuchin", "checkpoint", "tensile",
+  /// "tandem", ...; `tandem plan --help` lists them); empty: none. The loop's iteration 1 is
+  /// recorded as a tensor access sequence (operations, the tensors each makes and reads, phases
+  /// inferred), planned, and every iteration from 3 on runs under the plan, its swaps and
+  /// recomputations carried out by tandem's executor with no change to the model; iteration 2
+  /// runs plain as the reference the results measure the plan against (docs/ARCHITECTURE.md,
+  /// "Footprint reduction"). The iterations before the plan, and the plan when the budget
+  /// proves short, swap passively. Needs the same batch and code path in every iteration: one
+  /// that allocates differently stops being planned for the rest of it (counted as diverged).
+  std::string planner;
+  /// The budget the plan is made for: a share of the recorded iteration's peak ("50%") or a
+  /// size ("64MiB"); empty: the planner's own choice with no budget. Needs `planner`.
+  std::string plan_budget;
 };
 
 /// What iteration() throws once the runtime was stopped: leave the loop, the job has left.

@@ -28,6 +28,11 @@ void validate_workload(const workload& spec, const policy_overrides& overrides);
 /// whose jobs join later, is checked for.
 void validate_device_and_policy(const workload& spec, const policy_overrides& overrides);
 
+/// Checks a planner spec (NAME or NAME:KEY=VALUE,...) given as `what` ("--planner", "join:
+/// planner"): a known name, with options the planner takes. Throws config_error naming `what`,
+/// with the nearest known name.
+void check_planner_spec(const std::string& spec, const std::string& what);
+
 /// The job's [job.model_options] as numbers. Throws config_error at the option's line for one
 /// that is not a number.
 [[nodiscard]] models::option_values model_option_values(const workload& spec, const job_spec& job);

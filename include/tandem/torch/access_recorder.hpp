@@ -59,7 +59,10 @@ class access_recorder final : public memory::trace_sink,
   /// Starts recording on the calling thread (the job's): the pool's sink must be this recorder
   /// by now. The iteration's first phase is the forward pass.
   void begin();
-  /// Marks where the backward pass and the optimizer step begin (the training loop knows).
+  /// Marks where the backward pass and the optimizer step begin (the training loop knows). A
+  /// loop that never calls it gets them inferred: the backward pass from the first autograd
+  /// node, the optimizer step from the first operator after that pass (a loop that accumulates
+  /// gradients over several passes has all after its first backward recorded as the step).
   void enter(footprint::phase phase);
   /// Stops recording and returns the iteration. Tensors still held are freed after the last
   /// operation.
@@ -97,6 +100,7 @@ class access_recorder final : public memory::trace_sink,
   std::uint64_t callback_handle_ = 0;
   int depth_ = 0;  ///< of nested operators: 1 inside an outermost one
   footprint::phase phase_ = footprint::phase::forward;
+  bool phases_marked_ = false;  ///< by the loop (enter); else inferred
   footprint::access_sequence sequence_;
   /// Pool offset -> tensor, for the blocks this iteration allocated and has not freed.
   std::unordered_map<std::size_t, std::size_t> live_;

@@ -1,0 +1,75 @@
+#include "footprint_iteration.hpp"
+
+namespace tandem::runtime::detail {
+
+footprint_iteration::footprint_iteration(footprint_parts parts, planned_stage stage,
+                                         std::size_t variant,
+                                         torch_support::relocation_observer* recorder)
+    : parts_(parts), variant_(variant), recorder_(recorder) {
+  const bool under_plan = stage == planned_stage::planned;
+  executes_ = parts_.planned != nullptr && under_plan && parts_.planned->planned();
+  // Before the plan, always; under it, as the fallback once memory proved short (the plan may
+  // not fit the budget with the pool's regions).
+  falls_back_ = parts_.passive != nullptr && under_plan &&
+                (executes_ || parts_.variants != nullptr) &&
+                parts_.passive->stats().swapped_out_bytes > 0;
+  swaps_passively_ = parts_.passive != nullptr && (!under_plan || falls_back_);
+  if (parts_.passive != nullptr) passive_before_ = parts_.passive->stats();
+}
+
+void footprint_iteration::begin() {
+  if (executes_) parts_.planned->begin_iteration();
+  if (parts_.variants != nullptr) parts_.variants->begin_iteration(variant_);
+  if (falls_back_) {
+    // The executor's tensors are its own to move, and the swapper's moves are not its
+    // iteration's allocations.
+    auto* executor = executes_ ? &parts_.planned->executor() : parts_.variants->running();
+    parts_.passive->begin(executor, executor);
+  } else if (swaps_passively_) {
+    parts_.passive->begin(recorder_);
+  }
+}
+
+plan_traffic footprint_iteration::end() {
+  plan_traffic traffic;
+  if (parts_.variants != nullptr) traffic = parts_.variants->end_iteration();
+  if (executes_) traffic = parts_.planned->end_iteration();  // its tensors back first
+  if (swaps_passively_) {
+    parts_.passive->end();
+    const auto moved = passive_traffic(passive_before_, parts_.passive->stats());
+    traffic.swapped_out_bytes += moved.swapped_out_bytes;
+    traffic.swapped_in_bytes += moved.swapped_in_bytes;
+    if (falls_back_ && executes_) parts_.planned->fell_back(moved.swapped_out_bytes);
+  }
+  return traffic;
+}
+
+void footprint_iteration::cut() noexcept {
+  if (swaps_passively_ && parts_.passive->active()) {
+    try {
+      parts_.passive->end();  // what is out comes back for the next try
+    } catch (...) {
+      // No room now: it stays on the host, its data intact, and comes back when the next
+      // passive iteration reads it.
+    }
+  }
+  try {
+    if (parts_.variants != nullptr) parts_.variants->end_iteration();
+    if (executes_) parts_.planned->end_iteration();
+  } catch (...) {
+    // What the executor kept from the cut iteration (a borrow refused while the exception
+    // unwound through an operation's end) is moot: the iteration runs again.
+  }
+}
+
+std::string footprint_iteration::label(const plan_traffic& traffic) const {
+  if (executes_) return parts_.planned->label();
+  if (parts_.variants != nullptr) {
+    auto named = parts_.variants->label(variant_);
+    if (!named.empty()) return named;
+  }
+  if (swaps_passively_ && traffic.swapped_out_bytes > 0) return std::string(passive_label);
+  return {};
+}
+
+}  // namespace tandem::runtime::detail
