@@ -122,11 +122,11 @@ TEST_P(EveryMemoryWaitingPolicy, ABudgetLoweredBelowWhatTheJobsNeedMakesThemWait
     job.replace(job.find("iterations = 1\n"), 15, "duration = \"600ms\"\n");
     return job;
   };
-  const auto spec = parse(device_table("256MiB",
-                                       "budget_schedule = [{ at = \"100ms\", budget = \"2MiB\" }, "
-                                       "{ at = \"400ms\", budget = \"256MiB\" }]") +
-                          "[policy]\nname = \"" + GetParam() + "\"\n" + for_600ms("a", 64) +
-                          for_600ms("b", 96));
+  const auto spec =
+      parse(device_table("256MiB",
+                         "budget_schedule = [{ at = \"100ms\", budget = \"2MiB\" }, "
+                         "{ at = \"400ms\", budget = \"256MiB\" }]") +
+            "[policy]\nname = \"" + GetParam() + "\"\n" + for_600ms("a", 64) + for_600ms("b", 96));
   const auto run = run_workload(spec);
   double waited = 0;
   for (const auto& job : run.jobs) {
