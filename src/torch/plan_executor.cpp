@@ -608,7 +608,12 @@ void plan_executor::end() {
     if (tracked.where == residence::dropped && !ops.storage_of(t)) continue;
     if (tracked.where != residence::present) ops.make_present(t);
   }
+  // Copies out whose tensor was needed back before they finished served nothing, yet the
+  // iteration ends only after them (a plan whose copies outrun the channel): a stall too.
+  const auto waiting = std::chrono::steady_clock::now();
   ops.wait_for_copies();
+  stats_.stall_s +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
   s.calls.clear();
   s.tensors.clear();
   s.by_storage.clear();

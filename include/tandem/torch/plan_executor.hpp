@@ -65,9 +65,11 @@ struct execution_stats {
   std::size_t swapped_in_bytes = 0;   ///< copied back
   std::size_t swaps = 0;              ///< swap stretches carried out
   std::size_t recomputations = 0;     ///< tensors rebuilt by running their operation again
-  double stall_s = 0;                 ///< the job waiting for copies it needed
-  double recompute_s = 0;             ///< running operations again
-  std::size_t missed = 0;             ///< decisions not carried out: the tensor was not met in time
+  /// The job waiting for copies: ones it needed, and at an iteration's end those still under
+  /// way (copies out of tensors needed back before the copy finished).
+  double stall_s = 0;
+  double recompute_s = 0;  ///< running operations again
+  std::size_t missed = 0;  ///< decisions not carried out: the tensor was not met in time
   std::size_t diverged_iterations = 0;  ///< iterations that stopped matching the sequence
 };
 
