@@ -204,8 +204,9 @@ struct job::state {
     auto traffic = footprint->end();
     if (recording) {
       auto sequence = recording->end(spec.model, spec.batch_size);
+      auto storages = recording->recorder().storages();
       recording.reset();
-      planned->plan(sequence);
+      planned->plan(sequence, std::move(storages));
       result.access_sequence = std::move(sequence);
     }
     return traffic;

@@ -27,9 +27,11 @@ footprint::cost_options real_plan_costs(double copy_bandwidth) {
   return costs;
 }
 
-void keep_executable(footprint::plan& plan, const footprint::access_sequence& sequence) {
+void keep_executable(footprint::plan& plan, const footprint::access_sequence& sequence,
+                     const torch_support::persistent_storages& persistent) {
   std::erase_if(plan.decisions, [&](const footprint::decision& d) {
-    return !sequence.tensors[d.tensor].allocation.has_value();
+    const auto& t = sequence.tensors[d.tensor];
+    return !t.allocation.has_value() && (t.created_by || !persistent.contains(d.tensor));
   });
 }
 
@@ -65,12 +67,13 @@ planned_training::~planned_training() {
   if (attached_) monitor_.detach(job_);
 }
 
-void planned_training::plan(footprint::access_sequence sequence) {
+void planned_training::plan(footprint::access_sequence sequence,
+                            torch_support::persistent_storages persistent) {
   const auto vanilla = footprint::predict(sequence, footprint::plan{}, costs_);
   const auto budget = budget_ ? budget_->bytes_for(vanilla.peak_bytes) : std::size_t{0};
   auto plan = footprint::make_planner(planner_)->make_plan(
       sequence, {.budget_bytes = budget, .costs = costs_});
-  keep_executable(plan, sequence);  // and priced below as it runs
+  keep_executable(plan, sequence, persistent);  // and priced below as it runs
   const auto measures = footprint::measure(sequence, plan, costs_);
   planned_.budget_bytes = budget;
   planned_.swapped_tensors = measures.swapped_tensors;
@@ -81,7 +84,8 @@ void planned_training::plan(footprint::access_sequence sequence) {
   planned_.predicted_iteration_s = measures.planned_s;
   planned_.predicted_msr = measures.msr;
   planned_.predicted_eor = measures.eor;
-  executor_.emplace(pool_, job_, channel_, std::move(sequence), std::move(plan));
+  executor_.emplace(pool_, job_, channel_, std::move(sequence), std::move(plan), nullptr,
+                    std::move(persistent));
 }
 
 plan_traffic traffic_between(const torch_support::execution_stats& before,

@@ -36,9 +36,11 @@ enum class planned_stage { warm_up, recorded, reference, planned };
 [[nodiscard]] footprint::cost_options real_plan_costs(double copy_bandwidth);
 
 /// Leaves out of `plan` the decisions the executor cannot carry out: it finds a tensor by its
-/// place among the iteration's allocations, and parameters and optimizer state (tensile's swaps
-/// across iterations) were made before the iteration and have none.
-void keep_executable(footprint::plan& plan, const footprint::access_sequence& sequence);
+/// place among the iteration's allocations, or, for parameters and optimizer state (made before
+/// the iteration, so with no such place), by the storage `persistent` holds for it; those it
+/// does not hold are left out.
+void keep_executable(footprint::plan& plan, const footprint::access_sequence& sequence,
+                     const torch_support::persistent_storages& persistent);
 
 /// What an executor moved between `before` (its counts at an iteration's start) and `after`.
 [[nodiscard]] plan_traffic traffic_between(const torch_support::execution_stats& before,
@@ -71,8 +73,9 @@ class planned_training {
   planned_training(const planned_training&) = delete;
   planned_training& operator=(const planned_training&) = delete;
 
-  /// Plans the recorded iteration; the executor runs the plan from then on.
-  void plan(footprint::access_sequence sequence);
+  /// Plans the recorded iteration, whose persistent tensors' storages are `persistent`; the
+  /// executor runs the plan from then on, parameters and optimizer state included.
+  void plan(footprint::access_sequence sequence, torch_support::persistent_storages persistent);
   [[nodiscard]] bool planned() const { return executor_.has_value(); }
 
   /// Around each planned iteration, on the job's thread; end_iteration returns what the plan

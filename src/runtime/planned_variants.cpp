@@ -120,7 +120,9 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
   const auto maker = footprint::make_planner(planner_);
   for (const auto budget : footprint::plan_ladder(floor, vanilla.peak_bytes)) {
     auto made = maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs_});
-    keep_executable(made, sequence);
+    // Parameters and optimizer state stay in place: a plan's swap across the boundary would
+    // leave them out for whichever variant runs next.
+    keep_executable(made, sequence, {});
     if (made.decisions.empty()) continue;
     const auto predicted = footprint::predict(sequence, made, costs_);
     auto curve = offered(predicted.peak_bytes, predicted.iteration_s);

@@ -260,8 +260,10 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
         traffic = footprint.end();
         if (recording) {
           auto sequence = recording->end(spec.model, spec.batch_size);
+          auto storages = recording->recorder().storages();
           recording.reset();
-          if (planned && stage == planned_stage::recorded) planned->plan(sequence);
+          if (planned && stage == planned_stage::recorded)
+            planned->plan(sequence, std::move(storages));
           result.access_sequence = std::move(sequence);
         }
       });

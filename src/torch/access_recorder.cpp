@@ -116,6 +116,7 @@ void access_recorder::begin() {
   sequence_ = {};
   live_.clear();
   persistent_.clear();
+  storages_.clear();
   parked_.clear();
   moving_ = 0;
   moved_s_ = 0;
@@ -286,6 +287,10 @@ std::size_t access_recorder::persistent_tensor(const c10::StorageImpl* storage) 
   if (t.role == footprint::tensor_role::gradient) {
     t.created_by = sequence_.operations.size() - 1;
     kept_gradients_.push_back(sequence_.tensors.size());
+  } else {
+    // Alive now (an operation reads it): a handle that outlives the raw pointer's certainty.
+    storages_.emplace(sequence_.tensors.size(), c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(
+                                                    const_cast<c10::StorageImpl*>(storage)));
   }
   sequence_.tensors.push_back(std::move(t));
   persistent_.emplace(storage, sequence_.tensors.size() - 1);

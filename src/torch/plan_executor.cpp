@@ -15,6 +15,7 @@
 #include "for_each_tensor.hpp"
 #include "operation_callbacks.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/torch/job_binding.hpp"
 
 namespace tandem::torch_support {
 
@@ -163,6 +164,12 @@ struct executor_state {
   std::vector<std::vector<std::size_t>> swap_in_at;       ///< swap decisions by swap_in.op
   std::vector<std::size_t> recomputes_from;               ///< recompute decisions by creator
   std::vector<std::optional<std::size_t>> tensor_of_allocation;
+  /// Persistent tensors of the plan, by tensor: found by storage, not by allocation.
+  persistent_storages persistent;
+  std::vector<bool> wrapped;  ///< by tensor: swapped across the iteration boundary
+
+  /// Tensors that stayed out (or were going out) when the last iteration ended, for the next.
+  std::unordered_map<std::size_t, tracked_tensor> carried;
 
   // The running iteration.
   std::thread::id thread;
@@ -190,8 +197,15 @@ struct executor_state {
   std::vector<at::Tensor> rerun_saved;
 
   executor_state(memory::device_pool& p, memory::job_id j, device::copy_channel& c,
-                 footprint::access_sequence s, footprint::plan pl, memory::trace_sink* n)
-      : pool(p), job(j), channel(c), sequence(std::move(s)), plan(std::move(pl)), next(n) {}
+                 footprint::access_sequence s, footprint::plan pl, memory::trace_sink* n,
+                 persistent_storages storages)
+      : pool(p),
+        job(j),
+        channel(c),
+        sequence(std::move(s)),
+        plan(std::move(pl)),
+        next(n),
+        persistent(std::move(storages)) {}
 };
 
 }  // namespace detail
@@ -331,6 +345,10 @@ class executor_ops {
     if (!storage) return;
     s_.internal = true;
     try {
+      // A parameter or optimizer state comes back to stay: among persistent memory, not in the
+      // regions the iteration's feature maps come and go from.
+      std::optional<kind_scope> persistent;
+      if (!s_.sequence.tensors[t].created_by) persistent.emplace(memory::alloc_kind::persistent);
       tracked.incoming = storage->allocator()->allocate(tracked.bytes);
     } catch (...) {
       s_.internal = false;
@@ -384,6 +402,7 @@ class executor_ops {
     for (auto& [t, tracked] : s_.tensors) {
       if (tracked.copy) tracked.copy->synchronize();
     }
+
     for (auto& [event, buffer] : s_.finishing) event->synchronize();
     s_.finishing.clear();
   }
@@ -524,9 +543,10 @@ class executor_ops {
 
 plan_executor::plan_executor(memory::device_pool& pool, memory::job_id job,
                              device::copy_channel& channel, footprint::access_sequence sequence,
-                             footprint::plan plan, memory::trace_sink* next)
-    : state_(std::make_unique<detail::executor_state>(pool, job, channel, std::move(sequence),
-                                                      std::move(plan), next)) {
+                             footprint::plan plan, memory::trace_sink* next,
+                             persistent_storages persistent)
+    : state_(std::make_unique<detail::executor_state>(
+          pool, job, channel, std::move(sequence), std::move(plan), next, std::move(persistent))) {
   auto& s = *state_;
   footprint::validate(s.plan, s.sequence);
   const auto ops = s.sequence.operations.size();
@@ -539,15 +559,25 @@ plan_executor::plan_executor(memory::device_pool& pool, memory::job_id job,
     if (t.allocation) allocations = std::max(allocations, *t.allocation + 1);
   }
   s.tensor_of_allocation.resize(allocations);
+  s.wrapped.assign(s.sequence.tensors.size(), false);
+  persistent_storages decided;  // the persistent tensors the plan moves
   for (std::size_t k = 0; k < s.plan.decisions.size(); ++k) {
     const auto& d = s.plan.decisions[k];
     const auto& t = s.sequence.tensors[d.tensor];
-    TANDEM_EXPECTS(t.allocation.has_value(), config_error,
+    const auto handle = s.persistent.find(d.tensor);
+    TANDEM_EXPECTS(t.allocation.has_value() || (!t.created_by && handle != s.persistent.end()),
+                   config_error,
                    "plan: decision " + std::to_string(k) + " (tensor '" + t.name +
-                       "'): the sequence does not say which allocation the tensor is (it was "
-                       "not recorded from a real iteration); record the job's sequence with "
+                       "'): the executor cannot locate the tensor (the sequence says not which "
+                       "allocation it is, nor was its storage recorded: it was not recorded "
+                       "from a real iteration of this job); record the job's sequence with "
                        "`tandem profile` and plan from that");
-    s.tensor_of_allocation[*t.allocation] = d.tensor;
+    if (t.allocation) {
+      s.tensor_of_allocation[*t.allocation] = d.tensor;
+    } else {
+      decided.emplace(*handle);
+    }
+    if (d.wraps) s.wrapped[d.tensor] = true;
     s.released_at_end[*s.sequence.access_op(d.tensor, d.released_after)].push_back(k);
     s.needed_at_start[*s.sequence.access_op(d.tensor, d.needed_at)].push_back(k);
     if (d.what == footprint::action::swap) {
@@ -556,12 +586,17 @@ plan_executor::plan_executor(memory::device_pool& pool, memory::job_id job,
       ++s.recomputes_from[*t.created_by];
     }
   }
+  s.persistent = std::move(decided);
 }
 
 plan_executor::~plan_executor() {
   // An iteration cut short (the job failed): no copy may outlive the memory it reads or writes,
   // which goes back to the pool, where another job may have it next.
   executor_ops(*state_, stats_).wait_for_copies();
+  // Copies out across the boundary still running: their storages keep their device blocks.
+  for (auto& [t, tracked] : state_->carried) {
+    if (tracked.copy) tracked.copy->synchronize();
+  }
   if (executing == this) executing = nullptr;
   if (state_->callbacks != 0) at::removeCallback(state_->callbacks);
 }
@@ -586,7 +621,15 @@ void plan_executor::begin() {
     s.live.clear();
   }
   s.by_storage.clear();
-  s.tensors.clear();
+  s.tensors = std::move(s.carried);
+  s.carried.clear();
+  // Persistent tensors are there from the start, where the last iteration left them.
+  for (const auto& [t, handle] : s.persistent) {
+    const auto storage = handle.lock();
+    if (!storage) continue;
+    s.tensors[t].storage.emplace(handle);
+    s.by_storage[storage.get()] = t;
+  }
   s.calls.clear();
   s.pending_out.clear();
   s.pending_in.clear();
@@ -606,7 +649,25 @@ void plan_executor::end() {
   // it) finds it; every copy finishes before its buffers go.
   for (auto& [t, tracked] : s.tensors) {
     if (tracked.where == residence::dropped && !ops.storage_of(t)) continue;
+    if (s.wrapped[t]) continue;  // out across the boundary: see below
     if (tracked.where != residence::present) ops.make_present(t);
+  }
+  // Swaps across the boundary whose trigger has not come yet leave now; those out or going out
+  // stay so into the next iteration, their copies running on.
+  for (const auto& pending : s.pending_out) {
+    const auto& d = s.plan.decisions[pending.decision];
+    if (d.wraps) ops.swap_out(d.tensor);
+  }
+  s.pending_out.clear();
+  for (auto it = s.tensors.begin(); it != s.tensors.end();) {
+    const bool away =
+        it->second.where == residence::going_out || it->second.where == residence::out;
+    if (s.wrapped[it->first] && away && ops.storage_of(it->first)) {
+      s.carried.insert(std::move(*it));
+      it = s.tensors.erase(it);
+    } else {
+      ++it;
+    }
   }
   // Copies out whose tensor was needed back before they finished served nothing, yet the
   // iteration ends only after them (a plan whose copies outrun the channel): a stall too.

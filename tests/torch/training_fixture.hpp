@@ -115,9 +115,11 @@ class training {
   }
 
   /// Records iteration `iteration` (its loss in `loss`); with `swapper`, under its passive
-  /// swapping, which the recorder follows.
+  /// swapping, which the recorder follows. `storages`: where to put the storages of its
+  /// persistent tensors.
   footprint::access_sequence record(std::int64_t iteration, double& loss,
-                                    passive_swapper* swapper = nullptr) {
+                                    passive_swapper* swapper = nullptr,
+                                    persistent_storages* storages = nullptr) {
     access_recorder recorder(pool_, job_, &meter_);
     pool_.set_trace_sink(&recorder);
     if (swapper != nullptr) swapper->begin(&recorder);
@@ -125,6 +127,7 @@ class training {
     loss = step(iteration, &recorder);
     if (swapper != nullptr) swapper->end();
     auto sequence = recorder.end("job", 0);
+    if (storages != nullptr) *storages = recorder.storages();
     pool_.set_trace_sink(&meter_);
     return sequence;
   }

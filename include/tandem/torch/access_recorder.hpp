@@ -21,6 +21,8 @@
 
 #include <ATen/core/Tensor.h>
 #include <ATen/record_function.h>
+#include <c10/core/StorageImpl.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include <chrono>
 #include <cstddef>
@@ -38,6 +40,12 @@
 #include "tandem/torch/saved_tensor_hooks.hpp"
 
 namespace tandem::torch_support {
+
+/// The storages of a recorded iteration's persistent tensors (parameters, buffers, optimizer
+/// state), by tensor of its sequence: the same objects in every later iteration, so that an
+/// executor can move them (plan_executor.hpp). Weak: the job may let them go.
+using persistent_storages =
+    std::unordered_map<std::size_t, c10::weak_intrusive_ptr<c10::StorageImpl>>;
 
 class access_recorder final : public memory::trace_sink,
                               public saved_tensor_handler,
@@ -67,6 +75,8 @@ class access_recorder final : public memory::trace_sink,
   /// Stops recording and returns the iteration. Tensors still held are freed after the last
   /// operation.
   [[nodiscard]] footprint::access_sequence end(std::string model, std::int64_t batch_size);
+  /// The storages of the persistent tensors of the iteration recorded last.
+  [[nodiscard]] const persistent_storages& storages() const { return storages_; }
 
   void on_event(const memory::trace_event& event) override;
   [[nodiscard]] std::unique_ptr<torch::autograd::SavedVariableHooks> hooks_for_saved() override;
@@ -106,6 +116,7 @@ class access_recorder final : public memory::trace_sink,
   std::unordered_map<std::size_t, std::size_t> live_;
   /// Persistent tensors by storage (not by address: a passive swapper moves storages).
   std::unordered_map<const c10::StorageImpl*, std::size_t> persistent_;
+  persistent_storages storages_;  ///< of those made before the iteration (no gradients)
   /// Tensors of the iteration out of the pool (a passive swapper's), by storage.
   std::unordered_map<const c10::StorageImpl*, std::size_t> parked_;
   int moving_ = 0;      ///< nested moves under way: their pool events are not the iteration's

@@ -17,6 +17,16 @@
 //   pool block of each tensor of the plan. Its StorageImpl is met where it is used: the inputs
 //   and outputs of operations (RecordFunction) and the tensors autograd saves (the saved-tensor
 //   hooks of saved_tensor_hooks.hpp, the C++ route to PyTorch's saved-tensor hooks).
+//   Persistent tensors (parameters, optimizer state) were made before the iteration: the
+//   recorder hands their storages over (access_recorder::storages()), the same objects in
+//   every iteration, and a swap-in of one allocates as persistent memory.
+// - Across iterations. A parameter or optimizer state swapped across the boundary (a `wraps`
+//   decision: out after the optimizer's step, back before its first read of the next
+//   iteration) stays out when the iteration ends, its copy out perhaps still under way, and
+//   the next iteration under this executor brings it back. Between iterations its storage
+//   points at host memory: code that reads it there (on the CPU backend, correctly) reads the
+//   copy; code that writes it in place between iterations is outside the plan's contract.
+//   The first planned iteration holds it from its start, as nothing was swapped before it.
 // - Timing. Operations are counted as the recorder counts them (the outermost aten operator or
 //   autograd node), so a plan's triggers (an operation plus a delay after its start) and
 //   accesses map to this iteration's operations.
@@ -53,6 +63,7 @@
 #include "tandem/footprint/plan.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/memory/trace.hpp"
+#include "tandem/torch/access_recorder.hpp"
 #include "tandem/torch/passive_swapper.hpp"
 #include "tandem/torch/saved_tensor_hooks.hpp"
 
@@ -83,12 +94,14 @@ class plan_executor final : public memory::trace_sink,
                             public storage_claims {
  public:
   /// Runs `plan` (made for `sequence`, a recorded one) on `job`'s iterations; copies go over
-  /// `channel`. Events go on to `next` (the pool's sink before, or nullptr). Throws config_error
-  /// for a plan that does not fit the sequence, or that decides on a tensor the sequence does
-  /// not locate (no allocation ordinal: generated sequences cannot be executed).
+  /// `channel`. Events go on to `next` (the pool's sink before, or nullptr). `persistent`: the
+  /// storages of the sequence's persistent tensors (access_recorder::storages()), which the
+  /// plan may then swap, within an iteration or across its boundary. Throws config_error for a
+  /// plan that does not fit the sequence, or that decides on a tensor the executor cannot
+  /// locate (no allocation ordinal and no storage: generated sequences cannot be executed).
   plan_executor(memory::device_pool& pool, memory::job_id job, device::copy_channel& channel,
                 footprint::access_sequence sequence, footprint::plan plan,
-                memory::trace_sink* next = nullptr);
+                memory::trace_sink* next = nullptr, persistent_storages persistent = {});
   ~plan_executor() override;
   plan_executor(const plan_executor&) = delete;
   plan_executor& operator=(const plan_executor&) = delete;
@@ -96,7 +109,9 @@ class plan_executor final : public memory::trace_sink,
   /// Starts an iteration on the calling thread (the job's); the pool's trace must reach this
   /// executor (it or a sink forwarding to it) from here until end().
   void begin();
-  /// Ends it: every copy under way is finished, every tensor still alive is present again.
+  /// Ends it: every copy under way is finished, every tensor still alive is present again, but
+  /// for those swapped across the boundary (Note [Stretches across iterations]): they stay out,
+  /// their copy out perhaps still under way, until the next iteration needs them.
   void end();
 
   [[nodiscard]] const execution_stats& stats() const { return stats_; }
