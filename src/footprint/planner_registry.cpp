@@ -7,6 +7,7 @@
 #include "planner_support.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
+#include "tandem/footprint/joint_planner.hpp"
 #include "tandem/footprint/planner.hpp"
 
 namespace tandem::footprint {
@@ -30,7 +31,18 @@ const std::vector<planner_entry>& entries() {
       {"superneurons", [](auto&) { return detail::make_superneurons_planner(); }, {}},
       {"checkpoint", [](auto&) { return detail::make_checkpoint_planner(); }, {}},
       {"capuchin", [](auto&) { return detail::make_capuchin_planner(); }, {}},
-      {"tensile", [](auto&) { return detail::make_tensile_planner({}); }, {}},
+      {"tensile",
+       [](detail::option_reader& options) {
+         tensile_options o;
+         o.max_swap_ratio = options.real("max_swap_ratio", o.max_swap_ratio, 1e-9, 1);
+         o.recompute = options.whole("recompute", 1, 0, 1) == 1;
+         o.across = options.whole("across", 1, 0, 1) == 1;
+         return detail::make_tensile_planner(o);
+       },
+       {"max_swap_ratio: the share of a job's tensors it may swap (1)",
+        "recompute: 1 recomputes by MSPS once swaps cannot meet the budget, 0 never (1)",
+        "across: 1 swaps parameters and optimizer state across the iteration boundary, 0 "
+        "within it only (1)"}},
       {"home", detail::make_home_planner, detail::home_option_help()},
       {"tandem", detail::make_tandem_search_planner, detail::tandem_search_option_help()},
       {"optimal", detail::make_optimal_planner, detail::optimal_option_help()},

@@ -277,7 +277,7 @@ class planning {
       for (std::size_t t = 0; t < v.s->tensors.size(); ++t) {
         const auto& x = v.s->tensors[t];
         if (x.bytes == 0 || !v.live_at(t, at_s)) continue;
-        if (v.idle_across(t, at_s)) {
+        if (options_.across && v.idle_across(t, at_s)) {
           const auto last = x.read_by.size();
           if (has_decision(lookup, *v.p, t, last) || has_decision(lookup, *v.p, t, 0) ||
               tried({j, t, last, false}, at_s))

@@ -160,6 +160,9 @@ struct executor_state {
 
   // From the plan, by operation: what happens at its start and at its end.
   std::vector<std::vector<std::size_t>> released_at_end;  ///< decisions
+  /// Decisions on persistent tensors out from the iteration's start (released after access 0):
+  /// released when the iteration begins, their copy out issued at its trigger.
+  std::vector<std::size_t> released_at_begin;
   std::vector<std::vector<std::size_t>> needed_at_start;  ///< decisions
   std::vector<std::vector<std::size_t>> swap_in_at;       ///< swap decisions by swap_in.op
   std::vector<std::size_t> recomputes_from;               ///< recompute decisions by creator
@@ -578,7 +581,11 @@ plan_executor::plan_executor(memory::device_pool& pool, memory::job_id job,
       decided.emplace(*handle);
     }
     if (d.wraps) s.wrapped[d.tensor] = true;
-    s.released_at_end[*s.sequence.access_op(d.tensor, d.released_after)].push_back(k);
+    if (const auto release = s.sequence.access_op(d.tensor, d.released_after)) {
+      s.released_at_end[*release].push_back(k);
+    } else {
+      s.released_at_begin.push_back(k);  // a persistent tensor's access 0: the start
+    }
     s.needed_at_start[*s.sequence.access_op(d.tensor, d.needed_at)].push_back(k);
     if (d.what == footprint::action::swap) {
       s.swap_in_at[d.swap_in.op].push_back(k);
@@ -633,6 +640,8 @@ void plan_executor::begin() {
   s.calls.clear();
   s.pending_out.clear();
   s.pending_in.clear();
+  executor_ops ops(s, stats_);
+  for (const auto k : s.released_at_begin) ops.release(k);
   executing = this;
   s.callbacks = detail::add_operation_callbacks(&on_start, &on_end);
   s.saved_scope = std::make_unique<saved_tensor_scope>(*this);

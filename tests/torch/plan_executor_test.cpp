@@ -217,22 +217,32 @@ TEST(PlanExecutor, AnEmptyPlanChangesNothing) {
   EXPECT_EQ(run.stats.swaps + run.stats.recomputations, 0u);
 }
 
-/// Swaps of every parameter and optimizer state the recorder found: across the iteration
-/// boundary (out after the step, back by the op before its first read) when `across`, else
-/// within the iteration (out after its first read, back by the op before its second).
-footprint::plan swap_persistent(const footprint::access_sequence& s, bool across) {
+enum class stretch { within, from_start, across };
+
+/// Swaps of every parameter and optimizer state the recorder found: within the iteration (out
+/// after its first read, back by the op before its second), from the iteration's start (out
+/// when it begins, back by the op before its first read), or across the iteration boundary (out
+/// after the step, back by the op before its first read of the next iteration).
+footprint::plan swap_persistent(const footprint::access_sequence& s, stretch how) {
   footprint::plan p;
   for (std::size_t t = 0; t < s.tensors.size(); ++t) {
     const auto& x = s.tensors[t];
     if (x.created_by || x.read_by.size() < 2) continue;
+    const bool within = how == stretch::within;
+    const auto needed = within ? x.read_by[1] : x.read_by[0];
+    if (needed == 0) continue;
     footprint::decision d{.tensor = t,
                           .what = footprint::action::swap,
-                          .released_after = across ? x.read_by.size() : 1,
-                          .needed_at = across ? std::size_t{1} : std::size_t{2},
-                          .swap_out = {across ? x.read_by.back() : x.read_by[0], 0},
-                          .swap_in = {across ? x.read_by[0] - 1 : x.read_by[1] - 1, 0},
-                          .wraps = across};
-    if ((across ? x.read_by[0] : x.read_by[1]) == 0) continue;
+                          .released_after = how == stretch::across ? x.read_by.size()
+                                            : within               ? std::size_t{1}
+                                                                   : std::size_t{0},
+                          .needed_at = within ? std::size_t{2} : std::size_t{1},
+                          .swap_out = {how == stretch::across ? x.read_by.back()
+                                       : within               ? x.read_by[0]
+                                                              : 0,
+                                       0},
+                          .swap_in = {needed - 1, 0},
+                          .wraps = how == stretch::across};
     p.decisions.push_back(d);
     try {
       footprint::validate(p, s);
@@ -253,7 +263,7 @@ struct persistent_run {
   std::size_t held_after = 0;
 };
 
-persistent_run run_persistent_swaps(bool across) {
+persistent_run run_persistent_swaps(stretch how) {
   training run(zoo("resnet20", 8));
   // Between iterations the job holds its weights, buffers and optimizer state only.
   const auto persistent_bytes = [&] { return run.pool().stats(run.job()).live_bytes; };
@@ -265,7 +275,7 @@ persistent_run run_persistent_swaps(bool across) {
   const auto sequence = run.record(1, loss, nullptr, &storages);
   out.losses.push_back(loss);
   out.held_before = persistent_bytes();
-  const auto plan = swap_persistent(sequence, across);
+  const auto plan = swap_persistent(sequence, how);
   out.swapped = plan.decisions.size();
   device::copy_channel channel(run.backend());
   plan_executor executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
@@ -281,7 +291,7 @@ persistent_run run_persistent_swaps(bool across) {
 TEST(PlanExecutor, ParametersAndOptimizerStateSwappedWithinAnIterationKeepTheLossesBitwise) {
   std::size_t vanilla_peak = 0;
   const auto expected = vanilla_losses(zoo("resnet20", 8), vanilla_peak);
-  const auto run = run_persistent_swaps(false);
+  const auto run = run_persistent_swaps(stretch::within);
   ASSERT_GT(run.swapped, 20u);
   expect_bitwise(expected, run.losses);
   EXPECT_EQ(run.stats.diverged_iterations, 0u);
@@ -294,7 +304,7 @@ TEST(PlanExecutor, ParametersAndOptimizerStateSwappedWithinAnIterationKeepTheLos
 TEST(PlanExecutor, ParametersAndOptimizerStateSwappedAcrossIterationsKeepTheLossesBitwise) {
   std::size_t vanilla_peak = 0;
   const auto expected = vanilla_losses(zoo("resnet20", 8), vanilla_peak);
-  const auto run = run_persistent_swaps(true);
+  const auto run = run_persistent_swaps(stretch::across);
   ASSERT_GT(run.swapped, 20u);
   expect_bitwise(expected, run.losses);
   EXPECT_EQ(run.stats.diverged_iterations, 0u);
@@ -303,6 +313,20 @@ TEST(PlanExecutor, ParametersAndOptimizerStateSwappedAcrossIterationsKeepTheLoss
   // What the last iteration sent out stays out between iterations: the pool holds less.
   EXPECT_LT(run.held_after, run.held_before * 3 / 4)
       << format_bytes(run.held_after) << " against " << format_bytes(run.held_before);
+}
+
+// Out from the iteration's start (released after access 0, as tensile plans with across=0):
+// released when the iteration begins. Once crashed the executor's constructor.
+TEST(PlanExecutor, ParametersSwappedFromTheIterationsStartKeepTheLossesBitwise) {
+  std::size_t vanilla_peak = 0;
+  const auto expected = vanilla_losses(zoo("resnet20", 8), vanilla_peak);
+  const auto run = run_persistent_swaps(stretch::from_start);
+  ASSERT_GT(run.swapped, 20u);
+  expect_bitwise(expected, run.losses);
+  EXPECT_EQ(run.stats.diverged_iterations, 0u);
+  EXPECT_EQ(run.stats.missed, 0u);
+  EXPECT_GT(run.stats.swapped_out_bytes, 0u);
+  EXPECT_EQ(run.held_after, run.held_before);
 }
 
 TEST(PlanExecutor, RefusesAPlanOnASequenceThatDoesNotLocateItsTensors) {

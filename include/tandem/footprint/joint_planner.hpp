@@ -73,6 +73,9 @@ struct tensile_options {
   bool recompute = true;
   /// Peak analyses (Algorithm 3's rounds) at most, >= 1: a bound on planning time.
   std::size_t max_rounds = 512;
+  /// Swap optimizer-updated tensors across the iteration boundary (Note [Stretches across
+  /// iterations]); off, they are swapped within an iteration only, as any tensor.
+  bool across = true;
 };
 
 /// Throws usage_error naming the option for options outside their ranges.
