@@ -151,6 +151,7 @@ void access_recorder::operation_started(const at::RecordFunction& fn) {
     auto& op = sequence_.operations.back();
     op.random = op.random || draws_random_numbers(name);
     if (op.recomputable && writes_memory_made_before(fn)) op.recomputable = false;
+    stop_recomputing_what_it_writes(fn);
     for (const auto& input : fn.inputs()) read_all(*this, input);
     return;
   }
@@ -185,6 +186,7 @@ void access_recorder::operation_started(const at::RecordFunction& fn) {
   saved_in_op_.clear();
   auto& started = sequence_.operations.back();
   if (started.recomputable && writes_memory_made_before(fn)) started.recomputable = false;
+  stop_recomputing_what_it_writes(fn);
   for (const auto& input : fn.inputs()) read_all(*this, input);
 }
 
@@ -214,6 +216,29 @@ bool access_recorder::writes_memory_made_before(const at::RecordFunction& fn) co
     if (!made_by_this_op) return true;
   }
   return false;
+}
+
+void access_recorder::stop_recomputing_what_it_writes(const at::RecordFunction& fn) {
+  const auto schema = fn.operator_schema();
+  if (!schema) return;
+  const auto inputs = fn.inputs();
+  const auto& arguments = schema->arguments();
+  const auto current = sequence_.operations.size() - 1;
+  for (std::size_t i = 0; i < arguments.size() && i < inputs.size(); ++i) {
+    const auto* alias = arguments[i].alias_info();
+    if (alias == nullptr || !alias->isWrite() || !inputs[i].isTensor()) continue;
+    const auto& tensor = inputs[i].toTensor();
+    if (!tensor.defined() || !tensor.has_storage()) continue;
+    const void* data = tensor.storage().data_ptr().get();
+    if (data == nullptr || !pool_.owns(data)) continue;
+    const auto found =
+        live_.find(static_cast<std::size_t>(static_cast<const std::byte*>(data) - pool_.base()));
+    if (found == live_.end()) continue;
+    const auto creator = sequence_.tensors[found->second].created_by;
+    // Written after the operation that made it (the C++ frontend's linear adds its bias in
+    // place to what matmul made): a rerun of that operation would make it without the write.
+    if (creator && *creator != current) sequence_.operations[*creator].recomputable = false;
+  }
 }
 
 void access_recorder::operation_ended(const at::RecordFunction& fn) {

@@ -101,6 +101,9 @@ class access_recorder final : public memory::trace_sink,
   /// Whether `fn` writes a tensor (a mutable argument of its schema) that the outermost
   /// operation under way did not make: then running that operation again changes state.
   [[nodiscard]] bool writes_memory_made_before(const at::RecordFunction& fn) const;
+  /// Marks not recomputable every earlier operation of the iteration whose tensor `fn` writes
+  /// in place: running it again would not redo the write.
+  void stop_recomputing_what_it_writes(const at::RecordFunction& fn);
 
   memory::device_pool& pool_;
   memory::job_id job_;
