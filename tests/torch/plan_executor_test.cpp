@@ -93,11 +93,13 @@ planned_run run_planned(const make_trainee& make, MakePlan&& make_plan) {
   std::size_t ignored = 0;
   out.losses.push_back(run.plain(0, ignored));
   double loss = 0;
-  out.sequence = run.record(1, loss);
+  persistent_storages storages;
+  out.sequence = run.record(1, loss, nullptr, &storages);
   out.losses.push_back(loss);
   out.plan = make_plan(out.sequence);
   device::copy_channel channel(run.backend());
-  plan_executor executor(run.pool(), run.job(), channel, out.sequence, out.plan, &run.meter());
+  plan_executor executor(run.pool(), run.job(), channel, out.sequence, out.plan, &run.meter(),
+                         storages);
   for (std::int64_t i = 2; i < iterations; ++i) {
     std::size_t peak = 0;
     out.losses.push_back(run.execute(executor, i, peak));
@@ -345,6 +347,32 @@ TEST(PlanExecutor, ParametersSwappedFromTheIterationsStartKeepTheLossesBitwise) 
   EXPECT_GT(run.stats.swapped_out_bytes, 0u);
   EXPECT_EQ(run.held_after, run.held_before);
 }
+
+// Every planner on zoo models of every kind (convolutions with batch norm, a depthwise network,
+// a recurrent one, a transformer): whatever it swaps, recomputes or moves across iterations,
+// the losses stay bitwise those of vanilla training.
+class EveryPlanner : public ::testing::TestWithParam<std::pair<const char*, std::int64_t>> {};
+
+TEST_P(EveryPlanner, KeepsTheLossesOfAZooModelBitwise) {
+  const auto [model, batch] = GetParam();
+  std::size_t vanilla_peak = 0;
+  const auto expected = vanilla_losses(zoo(model, batch), vanilla_peak);
+  for (const std::string planner :
+       {"vdnn-all", "vdnn-conv", "superneurons", "checkpoint", "capuchin", "tensile",
+        "tensile:across=0", "home:iterations=4,particles=4", "tandem:time_limit=0.2"}) {
+    SCOPED_TRACE(planner);
+    const auto run = run_planned(zoo(model, batch), [&](const footprint::access_sequence& s) {
+      return by_planner(planner, s, 0.5);
+    });
+    expect_bitwise(expected, run.losses);
+    EXPECT_EQ(run.stats.diverged_iterations, 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, EveryPlanner,
+                         ::testing::Values(std::pair{"resnet20", 8}, std::pair{"mobilenetv2", 4},
+                                           std::pair{"lstm", 8}, std::pair{"bert_mini", 8}),
+                         [](const auto& named) { return std::string(named.param.first); });
 
 TEST(PlanExecutor, RefusesAPlanOnASequenceThatDoesNotLocateItsTensors) {
   footprint::access_sequence s;
