@@ -35,9 +35,14 @@ class SmallConvNet(torch.nn.Module):
         return self.head(self.features(x).flatten(1))
 
 
+# torch.manual_seed sets one generator for every thread: trials build their networks one at a
+# time, so that each starts from the same weights in every run.
+_building = threading.Lock()
+
+
 def train(job, learning_rate, iterations):
     """An ordinary PyTorch loop; its model and batch are gone when it returns."""
-    with job.persistent():  # tandem:
+    with job.persistent(), _building:  # tandem: job.persistent()
         torch.manual_seed(0)
         net = SmallConvNet()
         optimizer = torch.optim.SGD(net.parameters(), lr=learning_rate, momentum=0.9)
