@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# TENSILE's Tables 1 and 2, real: VGG-16 x1, x2 and x3 started together on the cpu backend
+# (spatial policy: every job runs at once), each job under vdnn-all, capuchin or tensile at a
+# plan budget of half its vanilla peak, against the same jobs under planner "none" (every hook
+# installed, nothing moved). System-wide MSR: 1 - the jobs' summed live bytes at their highest
+# once every job runs planned iterations (from its iteration 3) / the same under "none"; EOR:
+# the jobs' median planned iteration against theirs under "none", averaged over the jobs;
+# CBR = MSR / EOR. Each job is planned alone (tandem run does not plan jobs jointly yet).
+# Runs are interleaved, REPEAT rounds; the table shows medians.
+#
+#   bench/footprint/tensile_real.sh [BUILD_DIR] [REPEAT]        (defaults: build, 3)
+#   BATCH=4 JOBS="1 2 3" PLANNERS="vdnn-all capuchin tensile" COPY=memcpy ITERATIONS=8 \
+#     bench/footprint/tensile_real.sh build 3
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+repeat=${2:-3}
+batch=${BATCH:-4}
+read -r -a counts <<<"${JOBS:-1 2 3}"
+read -r -a planners <<<"${PLANNERS:-vdnn-all capuchin tensile}"
+copy=${COPY:-memcpy}
+iterations=${ITERATIONS:-8}  # 3 before the plan runs: warm-up, recorded, reference
+tandem=$build/src/tandem
+[ -x "$tandem" ] || { echo "tensile_real.sh: $tandem not found; build first" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+workload() {  # jobs planner -> file
+  local file="$work/vgg16-$1-${2//[:=,]/_}.toml"
+  {
+    printf '[device]\nkind = "cpu"\ncapacity = "8GiB"\nbudget = "6GiB"\nregion_size = "2MiB"\n'
+    printf 'copy_bandwidth = "%s"\n\n[policy]\nname = "spatial"\n\n' "$copy"
+    for j in $(seq 1 "$1"); do
+      printf '[[job]]\nname = "vgg%s"\nmodel = "vgg16"\nbatch_size = %s\niterations = %s\n' \
+        "$j" "$batch" "$iterations"
+      printf 'threads = 1\nplanner = "%s"\nplan_budget = "50%%"\n\n' "$2"
+    done
+  } >"$file"
+  echo "$file"
+}
+
+for round in $(seq 1 "$repeat"); do
+  for n in "${counts[@]}"; do
+    for planner in none "${planners[@]}"; do
+      echo "tensile_real.sh: round $round/$repeat, VGG-16 x$n, $planner" >&2
+      file=$(workload "$n" "$planner")
+      stem="$work/run.$n.${planner//[:=,]/_}.$round"
+      "$tandem" run "$file" --quiet --json "$stem.json" --timeline "$stem.csv" >/dev/null ||
+        [ $? -eq 3 ]
+    done
+  done
+done
+
+python3 bench/footprint/tensile_real_report.py "$work" "$copy" "$batch"
