@@ -78,6 +78,22 @@ footprint::tensor_role role_of(const footprint::tensor& t,
   return footprint::tensor_role::temporary;
 }
 
+/// Calls `visit` with the storage of every tensor `fn` writes (its schema's mutable arguments).
+template <typename Visit>
+void for_each_written(const at::RecordFunction& fn, Visit&& visit) {
+  const auto schema = fn.operator_schema();
+  if (!schema) return;
+  const auto inputs = fn.inputs();
+  const auto& arguments = schema->arguments();
+  for (std::size_t i = 0; i < arguments.size() && i < inputs.size(); ++i) {
+    const auto* alias = arguments[i].alias_info();
+    if (alias == nullptr || !alias->isWrite() || !inputs[i].isTensor()) continue;
+    const auto& tensor = inputs[i].toTensor();
+    if (!tensor.defined() || !tensor.has_storage()) continue;
+    visit(static_cast<const void*>(tensor.storage().data_ptr().get()));
+  }
+}
+
 footprint::op_kind kind_of(std::string_view name) {
   const auto has = [&](std::string_view part) { return name.find(part) != std::string_view::npos; };
   if (has("onvolution") || has("conv")) return footprint::op_kind::convolution;
@@ -197,48 +213,31 @@ bool access_recorder::writes_memory_made_before(const at::RecordFunction& fn) co
   if (name.find("batch_norm") != std::string_view::npos ||
       name.find("instance_norm") != std::string_view::npos)
     return true;
-  const auto schema = fn.operator_schema();
-  if (!schema) return false;
-  const auto inputs = fn.inputs();
-  const auto& arguments = schema->arguments();
-  for (std::size_t i = 0; i < arguments.size() && i < inputs.size(); ++i) {
-    const auto* alias = arguments[i].alias_info();
-    if (alias == nullptr || !alias->isWrite() || !inputs[i].isTensor()) continue;
-    const auto& tensor = inputs[i].toTensor();
-    if (!tensor.defined() || !tensor.has_storage()) continue;
-    const void* data = tensor.storage().data_ptr().get();
+  bool writes = false;
+  for_each_written(fn, [&](const void* data) {
     const bool made_by_this_op =
         std::any_of(made_in_op_.begin(), made_in_op_.end(), [&](const auto& made) {
           return pool_.owns(data) &&
                  made.first ==
                      static_cast<std::size_t>(static_cast<const std::byte*>(data) - pool_.base());
         });
-    if (!made_by_this_op) return true;
-  }
-  return false;
+    writes = writes || !made_by_this_op;
+  });
+  return writes;
 }
 
 void access_recorder::stop_recomputing_what_it_writes(const at::RecordFunction& fn) {
-  const auto schema = fn.operator_schema();
-  if (!schema) return;
-  const auto inputs = fn.inputs();
-  const auto& arguments = schema->arguments();
   const auto current = sequence_.operations.size() - 1;
-  for (std::size_t i = 0; i < arguments.size() && i < inputs.size(); ++i) {
-    const auto* alias = arguments[i].alias_info();
-    if (alias == nullptr || !alias->isWrite() || !inputs[i].isTensor()) continue;
-    const auto& tensor = inputs[i].toTensor();
-    if (!tensor.defined() || !tensor.has_storage()) continue;
-    const void* data = tensor.storage().data_ptr().get();
-    if (data == nullptr || !pool_.owns(data)) continue;
+  for_each_written(fn, [&](const void* data) {
+    if (data == nullptr || !pool_.owns(data)) return;
     const auto found =
         live_.find(static_cast<std::size_t>(static_cast<const std::byte*>(data) - pool_.base()));
-    if (found == live_.end()) continue;
+    if (found == live_.end()) return;
     const auto creator = sequence_.tensors[found->second].created_by;
     // Written after the operation that made it (the C++ frontend's linear adds its bias in
     // place to what matmul made): a rerun of that operation would make it without the write.
     if (creator && *creator != current) sequence_.operations[*creator].recomputable = false;
-  }
+  });
 }
 
 void access_recorder::operation_ended(const at::RecordFunction& fn) {

@@ -204,5 +204,73 @@ TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
       << "sequence " << format_bytes(peak) << ", pool " << format_bytes(measured);
 }
 
+// A user's loop marks no phases: the recorder infers them (backward from the first autograd
+// node, the step from the first operator after that pass), and an operation whose output a later
+// one writes in place (libtorch's C++ Linear on a 3-d input: matmul, then the bias added in
+// place) is not recomputable.
+TEST(AccessRecorder,
+     InfersTheLoopsPhasesAndKeepsOperationsWhoseOutputIsWrittenLaterFromRunningAgain) {
+  device::cpu_backend backend;
+  auto stream = backend.create_stream("job", device::stream_kind::compute);
+  memory::device_pool pool(backend, pool_of(64 * MiB));
+  const auto job = pool.add_job("linear");
+  cpu_allocator_scope installed(pool);
+  job_binding bound(pool, job, *stream);
+  torch::manual_seed(3);
+  torch::nn::Linear first(32, 64);
+  torch::nn::Linear second(64, 8);
+  torch::optim::SGD optimizer(
+      [&] {
+        auto all = first->parameters();
+        for (const auto& p : second->parameters()) all.push_back(p);
+        return all;
+      }(),
+      0.01);
+  const auto input = torch::randn({4, 16, 32});  // 3-d: Linear runs matmul and add_
+  const auto step = [&] {
+    optimizer.zero_grad();
+    const auto loss = second->forward(torch::relu(first->forward(input))).pow(2).mean();
+    loss.backward();
+    optimizer.step();
+  };
+  step();
+  access_recorder recorder(pool, job);
+  pool.set_trace_sink(&recorder);
+  recorder.begin();
+  step();
+  const auto sequence = recorder.end("linear", 4);
+  pool.set_trace_sink(nullptr);
+
+  EXPECT_NO_THROW(footprint::validate(sequence));
+  std::size_t matmuls = 0;
+  bool backward_seen = false;
+  bool optimizer_seen = false;
+  for (const auto& op : sequence.operations) {
+    if (op.name.starts_with("autograd::engine::evaluate_function")) {
+      EXPECT_EQ(op.where, footprint::phase::backward) << op.name;
+      EXPECT_FALSE(optimizer_seen) << "a backward node after the step: " << op.name;
+      backward_seen = true;
+    } else if (backward_seen) {
+      EXPECT_EQ(op.where, footprint::phase::optimizer) << op.name;
+      optimizer_seen = true;
+    } else {
+      EXPECT_EQ(op.where, footprint::phase::forward) << op.name;
+    }
+    if (op.name == "aten::matmul") {
+      ++matmuls;
+      EXPECT_FALSE(op.recomputable) << "its output gets the bias added in place";
+    }
+    if (op.name == "aten::relu") {
+      EXPECT_TRUE(op.recomputable);
+    }
+  }
+  EXPECT_TRUE(optimizer_seen);
+  EXPECT_EQ(matmuls, 2u);
+  std::size_t activations = 0;
+  for (const auto& t : sequence.tensors)
+    activations += t.role == footprint::tensor_role::activation;
+  EXPECT_GT(activations, 0u);
+}
+
 }  // namespace
 }  // namespace tandem::torch_support
