@@ -624,7 +624,7 @@ job runtime::join(const std::string& name, const job_options& options) {
   if (!options.planner.empty()) {
     s->planned = std::make_unique<tandem::runtime::detail::planned_training>(
         options.planner, plan_budget, context.copy_bandwidth, device.pool(), device.monitor(),
-        context.copies, s->id);
+        context.copies, s->id, context.joint);
   }
   return job(std::move(s));
 }

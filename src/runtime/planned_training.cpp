@@ -51,31 +51,44 @@ planned_stage stage_of(std::int64_t iteration) {
 planned_training::planned_training(std::string planner, std::optional<footprint_budget> budget,
                                    double copy_bandwidth, memory::device_pool& pool,
                                    memory_monitor& monitor, device::copy_channel& channel,
-                                   memory::job_id job)
+                                   memory::job_id job, joint_footprint* joint)
     : planner_(std::move(planner)),
       budget_(budget),
       costs_(real_plan_costs(copy_bandwidth)),
       pool_(pool),
       monitor_(monitor),
       channel_(channel),
-      job_(job) {
+      job_(job),
+      joint_(joint) {
   planned_.planner = planner_;
 }
 
 planned_training::~planned_training() {
   // An iteration cut short: stop the events before the executor goes (it waits for its copies).
   if (attached_) monitor_.detach(job_);
+  if (joined_) joint_->leave(job_);  // the others are planned again without it
 }
 
 void planned_training::plan(footprint::access_sequence sequence,
                             torch_support::persistent_storages persistent) {
   const auto vanilla = footprint::predict(sequence, footprint::plan{}, costs_);
   const auto budget = budget_ ? budget_->bytes_for(vanilla.peak_bytes) : std::size_t{0};
-  auto plan = footprint::make_planner(planner_)->make_plan(
-      sequence, {.budget_bytes = budget, .costs = costs_});
-  keep_executable(plan, sequence, persistent);  // and priced below as it runs
-  const auto measures = footprint::measure(sequence, plan, costs_);
   planned_.budget_bytes = budget;
+  sequence_ = std::move(sequence);
+  persistent_ = std::move(persistent);
+  if (joint_ != nullptr && joint_footprint::plans_jointly(planner_)) {
+    joined_ = true;
+    adopt(joint_->join(job_, planner_, sequence_, budget));
+    static_cast<void>(joint_->newer_plan(job_, plan_version_));  // the one just adopted
+  } else {
+    adopt(footprint::make_planner(planner_)->make_plan(sequence_,
+                                                       {.budget_bytes = budget, .costs = costs_}));
+  }
+}
+
+void planned_training::adopt(footprint::plan plan) {
+  keep_executable(plan, sequence_, persistent_);  // and priced below as it runs
+  const auto measures = footprint::measure(sequence_, plan, costs_);
   planned_.swapped_tensors = measures.swapped_tensors;
   planned_.recomputed_tensors = measures.recomputed_tensors;
   planned_.predicted_vanilla_peak_bytes = measures.vanilla_peak_bytes;
@@ -84,8 +97,23 @@ void planned_training::plan(footprint::access_sequence sequence,
   planned_.predicted_iteration_s = measures.planned_s;
   planned_.predicted_msr = measures.msr;
   planned_.predicted_eor = measures.eor;
-  executor_.emplace(pool_, job_, channel_, std::move(sequence), std::move(plan), nullptr,
-                    std::move(persistent));
+  if (executor_) {
+    // What the old plan left out across the boundary comes back before the new one runs.
+    executor_->bring_back();
+    const auto& done = executor_->stats();
+    retired_.iterations += done.iterations;
+    retired_.swapped_out_bytes += done.swapped_out_bytes;
+    retired_.swapped_in_bytes += done.swapped_in_bytes;
+    retired_.swaps += done.swaps;
+    retired_.recomputations += done.recomputations;
+    retired_.stall_s += done.stall_s;
+    retired_.recompute_s += done.recompute_s;
+    retired_.missed += done.missed;
+    retired_.diverged_iterations += done.diverged_iterations;
+    executor_.reset();
+    ++replans_;
+  }
+  executor_.emplace(pool_, job_, channel_, sequence_, std::move(plan), nullptr, persistent_);
 }
 
 plan_traffic traffic_between(const torch_support::execution_stats& before,
@@ -113,6 +141,9 @@ plan_traffic passive_traffic(const torch_support::passive_stats& before,
 }
 
 void planned_training::begin_iteration() {
+  if (joined_) {
+    if (auto newer = joint_->newer_plan(job_, plan_version_)) adopt(std::move(*newer));
+  }
   monitor_.attach(job_, &*executor_);
   attached_ = true;
   before_ = executor_->stats();
@@ -155,13 +186,14 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
   }
   if (executor_) {
     const auto& stats = executor_->stats();
-    out.swapped_out_bytes = stats.swapped_out_bytes;
-    out.swapped_in_bytes = stats.swapped_in_bytes;
-    out.recomputations = stats.recomputations;
-    out.stall_s = stats.stall_s;
-    out.recompute_s = stats.recompute_s;
-    out.missed_decisions = stats.missed;
-    out.diverged_iterations = stats.diverged_iterations;
+    out.swapped_out_bytes = retired_.swapped_out_bytes + stats.swapped_out_bytes;
+    out.swapped_in_bytes = retired_.swapped_in_bytes + stats.swapped_in_bytes;
+    out.recomputations = retired_.recomputations + stats.recomputations;
+    out.stall_s = retired_.stall_s + stats.stall_s;
+    out.recompute_s = retired_.recompute_s + stats.recompute_s;
+    out.missed_decisions = retired_.missed + stats.missed;
+    out.diverged_iterations = retired_.diverged_iterations + stats.diverged_iterations;
+    out.replans = replans_;
   }
   return out;
 }

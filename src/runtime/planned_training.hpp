@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "joint_footprint.hpp"
 #include "tandem/device/copy_channel.hpp"
 #include "tandem/footprint/access_sequence.hpp"
 #include "tandem/footprint/cost_model.hpp"
@@ -66,9 +67,12 @@ inline constexpr std::int64_t planned_job_min_iterations = 4;
 class planned_training {
  public:
   /// `copy_bandwidth`: bytes per second the plan prices copies at (0: memcpy speed).
+  /// `joint`: where the job is planned with the others of its device when its planner plans
+  /// jointly (tensile); nullptr plans it alone.
   planned_training(std::string planner, std::optional<footprint_budget> budget,
                    double copy_bandwidth, memory::device_pool& pool, memory_monitor& monitor,
-                   device::copy_channel& channel, memory::job_id job);
+                   device::copy_channel& channel, memory::job_id job,
+                   joint_footprint* joint = nullptr);
   ~planned_training();
   planned_training(const planned_training&) = delete;
   planned_training& operator=(const planned_training&) = delete;
@@ -79,7 +83,8 @@ class planned_training {
   [[nodiscard]] bool planned() const { return executor_.has_value(); }
 
   /// Around each planned iteration, on the job's thread; end_iteration returns what the plan
-  /// moved in it.
+  /// moved in it. begin_iteration first takes the job's new joint plan, if the others' arrival
+  /// or departure made one.
   void begin_iteration();
   plan_traffic end_iteration();
   /// The executor of the plan, once planned.
@@ -104,6 +109,17 @@ class planned_training {
   footprint_result planned_;  ///< the plan's side, filled by plan()
   std::optional<torch_support::plan_executor> executor_;
   torch_support::execution_stats before_;  ///< the executor's counts at the iteration's start
+  joint_footprint* joint_;
+  bool joined_ = false;  ///< planned with the device's other jobs
+  std::uint64_t plan_version_ = 0;
+  /// What a new plan's executor needs again: the recorded iteration and its storages.
+  footprint::access_sequence sequence_;
+  torch_support::persistent_storages persistent_;
+  torch_support::execution_stats retired_;  ///< what executors of earlier plans did
+  std::size_t replans_ = 0;                 ///< plans taken after the first
+
+  /// Runs `plan` (made for sequence_) from the next iteration on.
+  void adopt(footprint::plan plan);
   bool attached_ = false;
   std::size_t fallback_swapped_out_bytes_ = 0;
 };

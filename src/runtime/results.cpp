@@ -173,7 +173,8 @@ nlohmann::json to_json(const footprint_result& f) {
           {"stall_s", f.stall_s},
           {"recompute_s", f.recompute_s},
           {"missed_decisions", f.missed_decisions},
-          {"diverged_iterations", f.diverged_iterations}};
+          {"diverged_iterations", f.diverged_iterations},
+          {"replans", f.replans}};
 }
 
 nlohmann::json to_json(const job_result& job) {

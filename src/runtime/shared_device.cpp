@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "planned_training.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/session.hpp"
@@ -71,10 +72,11 @@ shared_device::shared_device(const shared_device_options& options)
   if (capabilities_.oom_baseline == nullptr) waiter_.emplace(capabilities_.borrows, *gate_);
   borrow_gate_.emplace(*pool_, waiter_ ? &*waiter_ : nullptr);
   copies_ = std::make_unique<device::copy_channel>(*backend_);
+  joint_ = std::make_unique<joint_footprint>(real_plan_costs(copy_bandwidth));
   context_ = std::make_unique<training_context>(
       training_context{*backend_, *pool_, *gate_, *monitor_,
                        options.faults != nullptr ? *options.faults : no_faults_, *copies_,
-                       copy_bandwidth, policy_planner_of(spec, options.overrides)});
+                       copy_bandwidth, policy_planner_of(spec, options.overrides), joint_.get()});
 }
 
 shared_device::~shared_device() {

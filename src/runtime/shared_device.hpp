@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "joint_footprint.hpp"
 #include "tandem/device/copy_channel.hpp"
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/memory/device_pool.hpp"
@@ -99,6 +100,7 @@ class shared_device {
   std::optional<region_waiter> waiter_;
   std::optional<borrow_gate_installation> borrow_gate_;
   std::unique_ptr<device::copy_channel> copies_;
+  std::unique_ptr<joint_footprint> joint_;  ///< before context_, which points at it
   std::unique_ptr<training_context> context_;
 };
 

@@ -197,7 +197,7 @@ struct training_loop {
     prepared = true;
     if (spec.planner) {
       planned.emplace(*spec.planner, spec.plan_budget, context.copy_bandwidth, context.pool,
-                      context.monitor, context.copies, id);
+                      context.monitor, context.copies, id, context.joint);
     }
     if (!spec.planner && context.policy_planner) {
       variants.emplace(*context.policy_planner, context.copy_bandwidth, context.pool,

@@ -17,6 +17,8 @@
 
 namespace tandem::runtime::detail {
 
+class joint_footprint;
+
 /// What the progress printer reads while the job runs.
 struct job_progress {
   /// serving: an inference job's forward pass; idle: it waits for its next request; stopped:
@@ -47,6 +49,8 @@ struct training_context {
   double copy_bandwidth = 0;     ///< what plans price copies at (bytes/s; 0: memcpy speed)
   /// `[policy] planner`: training jobs offer the policy plans by this planner (planned_variants)
   std::optional<std::string> policy_planner;
+  /// Where jobs whose planner plans jointly (tensile) are planned together; nullptr: alone.
+  joint_footprint* joint = nullptr;
 };
 
 /// A result that names the job as the workload describes it, with nothing measured yet.

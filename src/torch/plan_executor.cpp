@@ -697,6 +697,19 @@ void plan_executor::end() {
   rethrow_failure();
 }
 
+void plan_executor::bring_back() {
+  auto& s = *state_;
+  TANDEM_EXPECTS(executing != this, usage_error, "plan_executor::bring_back during an iteration");
+  s.tensors = std::move(s.carried);
+  s.carried.clear();
+  executor_ops ops(s, stats_);
+  for (auto& [t, tracked] : s.tensors) {
+    if (tracked.where != residence::present && ops.storage_of(t)) ops.make_present(t);
+  }
+  ops.wait_for_copies();
+  s.tensors.clear();
+}
+
 void plan_executor::on_event(const memory::trace_event& event) {
   auto& s = *state_;
   if (s.next != nullptr) s.next->on_event(event);

@@ -290,6 +290,35 @@ TEST(Session, ScroogeChoosingPlansKeepsTheBudgetAndEveryLossOfTheJobAlone) {
   }
 }
 
+// Issue 17: jobs whose planner plans jointly (tensile) are planned together on the device's one
+// copy channel; each arrival makes new plans for those already planned, which take them at
+// their next iteration boundary (what the old plan left out across the boundary comes back
+// first). Plans change, losses do not: each job's are those of its run alone.
+TEST(Session, TensileJobsArePlannedTogetherAndKeepTheLossesOfTheJobAlone) {
+  std::string jobs;
+  for (const char* name : {"a", "b", "c"}) {
+    jobs +=
+        "[[job]]\nname = \"" + std::string(name) +
+        "\"\nmodel = \"resnet20\"\nbatch_size = 8\niterations = 7\nthreads = 1\n"
+        "planner = \"tensile\"\nplan_budget = \"50%\"\n[job.model_options]\nimage_side = 16\n\n";
+  }
+  const auto alone = run_workload(parse(device_table("1GiB", "copy_bandwidth = \"memcpy\"") +
+                                        "[policy]\nname = \"exclusive\"\n" + jobs));
+  const auto run = run_workload(parse(device_table("1GiB", "copy_bandwidth = \"memcpy\"") +
+                                      "[policy]\nname = \"spatial\"\n" + jobs));
+  std::size_t replans = 0;
+  for (const char* name : {"a", "b", "c"}) {
+    const auto& job = job_named(run, name);
+    ASSERT_EQ(job.status, job_status::completed) << name << ": " << job.error;
+    EXPECT_EQ(losses_of(job), losses_of(job_named(alone, name))) << name;
+    ASSERT_TRUE(job.footprint.has_value());
+    EXPECT_EQ(job.footprint->diverged_iterations, 0u) << name;
+    replans += job.footprint->replans;
+  }
+  // Every job but the last to be planned was planned again when the others arrived.
+  EXPECT_GE(replans, 1u);
+}
+
 // Issue 16: a planned job whose vanilla peak is above the budget. Its iterations before the plan
 // (warm-up, recorded, reference) swap its own least recently used tensors to host memory on
 // demand (Capuchin's passive mode), so it is recorded, planned and trained within the budget,

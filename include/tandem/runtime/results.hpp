@@ -133,6 +133,9 @@ struct footprint_result {
   double recompute_s = 0;
   std::size_t missed_decisions = 0;
   std::size_t diverged_iterations = 0;
+  /// Plans taken after the first: a job planned jointly with the others of its device gets a
+  /// new plan when one of them arrives or leaves (at its next iteration boundary).
+  std::size_t replans = 0;
 };
 
 struct job_result {

@@ -113,6 +113,9 @@ class plan_executor final : public memory::trace_sink,
   /// for those swapped across the boundary (Note [Stretches across iterations]): they stay out,
   /// their copy out perhaps still under way, until the next iteration needs them.
   void end();
+  /// Brings back what the last iteration left out across its boundary, on the job's thread
+  /// between iterations: before another executor (a new plan), or none, runs the next one.
+  void bring_back();
 
   [[nodiscard]] const execution_stats& stats() const { return stats_; }
   [[nodiscard]] const footprint::plan& plan() const;

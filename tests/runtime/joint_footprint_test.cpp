@@ -1,0 +1,87 @@
+// The device's joint planning of tensile jobs (src/runtime/joint_footprint.hpp): jobs join as
+// their iterations are recorded, every arrival and departure plans the others again, and each
+// job learns of its new plan once.
+
+#include "joint_footprint.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "../footprint/synthetic_sequences.hpp"
+#include "tandem/footprint/cost_model.hpp"
+
+namespace tandem::runtime::detail {
+namespace {
+
+using footprint::testing::small_vgg;
+
+TEST(JointFootprint, TellsWhichPlannersPlanJointly) {
+  EXPECT_TRUE(joint_footprint::plans_jointly("tensile"));
+  EXPECT_TRUE(joint_footprint::plans_jointly("tensile:across=0"));
+  EXPECT_FALSE(joint_footprint::plans_jointly("capuchin"));
+  EXPECT_FALSE(joint_footprint::plans_jointly("checkpoint"));
+}
+
+TEST(JointFootprint, EveryArrivalAndDeparturePlansTheOthersAgainAndEachLearnsOfItOnce) {
+  joint_footprint joint({});
+  const auto sequence = small_vgg();
+  const auto peak = footprint::predict(sequence, footprint::plan{}).peak_bytes;
+  std::uint64_t first_seen = 0;
+  const auto first = joint.join(1, "tensile", sequence, peak / 2);
+  ASSERT_TRUE(joint.newer_plan(1, first_seen));  // its own, just made
+  EXPECT_FALSE(joint.newer_plan(1, first_seen));
+  EXPECT_FALSE(first.decisions.empty());
+
+  std::uint64_t second_seen = 0;
+  static_cast<void>(joint.join(2, "tensile", sequence, peak / 2));
+  static_cast<void>(joint.newer_plan(2, second_seen));
+  // The second's arrival planned the first again, for one copy channel and the summed budget.
+  const auto again = joint.newer_plan(1, first_seen);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_FALSE(joint.newer_plan(1, first_seen));
+  EXPECT_EQ(joint.replans("tensile"), 2u);
+
+  // Another planner spec is another group: nobody else is planned again.
+  std::uint64_t third_seen = 0;
+  static_cast<void>(joint.join(3, "tensile:across=0", sequence, peak / 2));
+  static_cast<void>(joint.newer_plan(3, third_seen));
+  EXPECT_FALSE(joint.newer_plan(1, first_seen));
+  EXPECT_EQ(joint.replans("tensile"), 2u);
+
+  // A departure plans the rest of its group again; a job that never joined changes nothing.
+  joint.leave(2);
+  EXPECT_TRUE(joint.newer_plan(1, first_seen));
+  EXPECT_FALSE(joint.newer_plan(3, third_seen));
+  joint.leave(42);
+  EXPECT_EQ(joint.replans("tensile"), 3u);
+  joint.leave(1);
+  joint.leave(3);
+  EXPECT_EQ(joint.replans("capuchin"), 0u);
+}
+
+TEST(JointFootprint, JobsJoinAndLeaveFromTheirOwnThreads) {
+  joint_footprint joint({});
+  const auto sequence = small_vgg(3, 1u << 20);
+  std::vector<std::thread> jobs;
+  for (memory::job_id job = 0; job < 4; ++job) {
+    jobs.emplace_back([&, job] {
+      std::uint64_t seen = 0;
+      const auto plan = joint.join(job, "tensile", sequence, 0);
+      EXPECT_NO_THROW(footprint::validate(plan, sequence));
+      for (int i = 0; i < 20; ++i) {
+        if (auto newer = joint.newer_plan(job, seen)) {
+          EXPECT_NO_THROW(footprint::validate(*newer, sequence));
+        }
+      }
+      joint.leave(job);
+    });
+  }
+  for (auto& t : jobs) t.join();
+  EXPECT_GE(joint.replans("tensile"), 4u);
+}
+
+}  // namespace
+}  // namespace tandem::runtime::detail
