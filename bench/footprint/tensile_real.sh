@@ -5,7 +5,8 @@
 # installed, nothing moved). System-wide MSR: 1 - the jobs' summed live bytes at their highest
 # once every job runs planned iterations (from its iteration 3) / the same under "none"; EOR:
 # the jobs' median planned iteration against theirs under "none", averaged over the jobs;
-# CBR = MSR / EOR. Each job is planned alone (tandem run does not plan jobs jointly yet).
+# CBR = MSR / EOR. tensile's jobs are planned together, on the one copy channel they share
+# (runtime/joint_footprint.hpp); vdnn-all's and capuchin's job by job.
 # Runs are interleaved, REPEAT rounds; the table shows medians.
 #
 #   bench/footprint/tensile_real.sh [BUILD_DIR] [REPEAT]        (defaults: build, 3)
