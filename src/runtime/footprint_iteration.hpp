@@ -38,8 +38,6 @@ class footprint_iteration {
   /// executor lets go of the cut iteration. Never throws.
   void cut() noexcept;
 
-  /// Whether the plan's executor runs this iteration.
-  [[nodiscard]] bool executes() const { return executes_; }
   /// How the iteration's record names what ran, given what moved (`traffic`): the plan, the
   /// variant, "passive swapping", or nothing.
   [[nodiscard]] std::string label(const plan_traffic& traffic) const;

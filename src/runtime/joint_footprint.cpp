@@ -15,8 +15,8 @@ bool joint_footprint::plans_jointly(const std::string& spec) {
 }
 
 footprint::plan joint_footprint::join(memory::job_id job, const std::string& planner,
-                                      footprint::access_sequence sequence,
-                                      std::size_t budget_bytes) {
+                                      footprint::access_sequence sequence, std::size_t budget_bytes,
+                                      std::uint64_t& version) {
   std::lock_guard lock(mutex_);
   auto& g = groups_[planner];
   if (!g.replanner) {
@@ -28,7 +28,8 @@ footprint::plan joint_footprint::join(memory::job_id job, const std::string& pla
   g.replanner->add_job(job, std::move(sequence));
   g.budgets[job] = budget_bytes;
   replan(planner, g);
-  auto& mine = plans_.at(job);
+  const auto& mine = plans_.at(job);
+  version = mine.version;
   return mine.plan;
 }
 

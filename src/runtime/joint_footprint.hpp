@@ -30,10 +30,11 @@ class joint_footprint {
   [[nodiscard]] static bool plans_jointly(const std::string& spec);
 
   /// Job `job` joins the group of `planner` with its recorded iteration and its own budget
-  /// (0: the planner's own choice, for the whole group then). Returns its plan; the others
-  /// present get new plans too (newer_plan).
+  /// (0: the planner's own choice, for the whole group then). Returns its plan, whose version
+  /// goes to `version` (for newer_plan); the others present get new plans too.
   [[nodiscard]] footprint::plan join(memory::job_id job, const std::string& planner,
-                                     footprint::access_sequence sequence, std::size_t budget_bytes);
+                                     footprint::access_sequence sequence, std::size_t budget_bytes,
+                                     std::uint64_t& version);
   /// The job's current plan when it is newer than `version` (which it then updates).
   [[nodiscard]] std::optional<footprint::plan> newer_plan(memory::job_id job,
                                                           std::uint64_t& version);

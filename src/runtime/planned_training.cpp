@@ -78,8 +78,7 @@ void planned_training::plan(footprint::access_sequence sequence,
   persistent_ = std::move(persistent);
   if (joint_ != nullptr && joint_footprint::plans_jointly(planner_)) {
     joined_ = true;
-    adopt(joint_->join(job_, planner_, sequence_, budget));
-    static_cast<void>(joint_->newer_plan(job_, plan_version_));  // the one just adopted
+    adopt(joint_->join(job_, planner_, sequence_, budget, plan_version_));
   } else {
     adopt(footprint::make_planner(planner_)->make_plan(sequence_,
                                                        {.budget_bytes = budget, .costs = costs_}));
@@ -100,16 +99,7 @@ void planned_training::adopt(footprint::plan plan) {
   if (executor_) {
     // What the old plan left out across the boundary comes back before the new one runs.
     executor_->bring_back();
-    const auto& done = executor_->stats();
-    retired_.iterations += done.iterations;
-    retired_.swapped_out_bytes += done.swapped_out_bytes;
-    retired_.swapped_in_bytes += done.swapped_in_bytes;
-    retired_.swaps += done.swaps;
-    retired_.recomputations += done.recomputations;
-    retired_.stall_s += done.stall_s;
-    retired_.recompute_s += done.recompute_s;
-    retired_.missed += done.missed;
-    retired_.diverged_iterations += done.diverged_iterations;
+    retired_ += executor_->stats();
     executor_.reset();
     ++replans_;
   }
@@ -185,14 +175,15 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
     out.cbr = ratios.cbr;
   }
   if (executor_) {
-    const auto& stats = executor_->stats();
-    out.swapped_out_bytes = retired_.swapped_out_bytes + stats.swapped_out_bytes;
-    out.swapped_in_bytes = retired_.swapped_in_bytes + stats.swapped_in_bytes;
-    out.recomputations = retired_.recomputations + stats.recomputations;
-    out.stall_s = retired_.stall_s + stats.stall_s;
-    out.recompute_s = retired_.recompute_s + stats.recompute_s;
-    out.missed_decisions = retired_.missed + stats.missed;
-    out.diverged_iterations = retired_.diverged_iterations + stats.diverged_iterations;
+    auto stats = retired_;
+    stats += executor_->stats();
+    out.swapped_out_bytes = stats.swapped_out_bytes;
+    out.swapped_in_bytes = stats.swapped_in_bytes;
+    out.recomputations = stats.recomputations;
+    out.stall_s = stats.stall_s;
+    out.recompute_s = stats.recompute_s;
+    out.missed_decisions = stats.missed;
+    out.diverged_iterations = stats.diverged_iterations;
     out.replans = replans_;
   }
   return out;

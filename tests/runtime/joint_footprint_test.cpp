@@ -30,14 +30,14 @@ TEST(JointFootprint, EveryArrivalAndDeparturePlansTheOthersAgainAndEachLearnsOfI
   const auto sequence = small_vgg();
   const auto peak = footprint::predict(sequence, footprint::plan{}).peak_bytes;
   std::uint64_t first_seen = 0;
-  const auto first = joint.join(1, "tensile", sequence, peak / 2);
-  ASSERT_TRUE(joint.newer_plan(1, first_seen));  // its own, just made
-  EXPECT_FALSE(joint.newer_plan(1, first_seen));
+  const auto first = joint.join(1, "tensile", sequence, peak / 2, first_seen);
+  EXPECT_GT(first_seen, 0u);
+  EXPECT_FALSE(joint.newer_plan(1, first_seen));  // its own, just made, came with its version
   EXPECT_FALSE(first.decisions.empty());
 
   std::uint64_t second_seen = 0;
-  static_cast<void>(joint.join(2, "tensile", sequence, peak / 2));
-  static_cast<void>(joint.newer_plan(2, second_seen));
+  static_cast<void>(joint.join(2, "tensile", sequence, peak / 2, second_seen));
+  EXPECT_FALSE(joint.newer_plan(2, second_seen));
   // The second's arrival planned the first again, for one copy channel and the summed budget.
   const auto again = joint.newer_plan(1, first_seen);
   ASSERT_TRUE(again.has_value());
@@ -46,8 +46,7 @@ TEST(JointFootprint, EveryArrivalAndDeparturePlansTheOthersAgainAndEachLearnsOfI
 
   // Another planner spec is another group: nobody else is planned again.
   std::uint64_t third_seen = 0;
-  static_cast<void>(joint.join(3, "tensile:across=0", sequence, peak / 2));
-  static_cast<void>(joint.newer_plan(3, third_seen));
+  static_cast<void>(joint.join(3, "tensile:across=0", sequence, peak / 2, third_seen));
   EXPECT_FALSE(joint.newer_plan(1, first_seen));
   EXPECT_EQ(joint.replans("tensile"), 2u);
 
@@ -69,7 +68,7 @@ TEST(JointFootprint, JobsJoinAndLeaveFromTheirOwnThreads) {
   for (memory::job_id job = 0; job < 4; ++job) {
     jobs.emplace_back([&, job] {
       std::uint64_t seen = 0;
-      const auto plan = joint.join(job, "tensile", sequence, 0);
+      const auto plan = joint.join(job, "tensile", sequence, 0, seen);
       EXPECT_NO_THROW(footprint::validate(plan, sequence));
       for (int i = 0; i < 20; ++i) {
         if (auto newer = joint.newer_plan(job, seen)) {

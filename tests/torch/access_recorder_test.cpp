@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <string>
 
 #include "tandem/common/units.hpp"
 #include "tandem/device/cpu_backend.hpp"
@@ -104,13 +106,26 @@ std::size_t brute_force_peak(const footprint::access_sequence& s) {
   return static_cast<std::size_t>(most);
 }
 
-TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
+/// A pool with one job, libtorch's CPU allocator on it, and the calling thread bound to the job.
+struct bound_job {
+  bound_job(std::size_t capacity, const std::string& name)
+      : pool(backend, pool_of(capacity)),
+        job(pool.add_job(name)),
+        installed(pool),
+        bound(pool, job, *stream) {}
   device::cpu_backend backend;
-  auto stream = backend.create_stream("job", device::stream_kind::compute);
-  memory::device_pool pool(backend, pool_of(512 * MiB));
-  const auto job = pool.add_job("resnet20");
-  cpu_allocator_scope installed(pool);
-  job_binding bound(pool, job, *stream);
+  std::unique_ptr<device::stream> stream =
+      backend.create_stream("job", device::stream_kind::compute);
+  memory::device_pool pool;
+  memory::job_id job;
+  cpu_allocator_scope installed;
+  job_binding bound;
+};
+
+TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
+  bound_job device(512 * MiB, "resnet20");
+  auto& pool = device.pool;
+  const auto job = device.job;
   auto model = models::make_model("resnet20", models::default_options("resnet20"));
   auto optimizer = models::make_optimizer("sgd", model->parameters(), 0.01);
   const auto step = [&](access_recorder* recorder, std::uint64_t seed) {
@@ -210,12 +225,9 @@ TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
 // place) is not recomputable.
 TEST(AccessRecorder,
      InfersTheLoopsPhasesAndKeepsOperationsWhoseOutputIsWrittenLaterFromRunningAgain) {
-  device::cpu_backend backend;
-  auto stream = backend.create_stream("job", device::stream_kind::compute);
-  memory::device_pool pool(backend, pool_of(64 * MiB));
-  const auto job = pool.add_job("linear");
-  cpu_allocator_scope installed(pool);
-  job_binding bound(pool, job, *stream);
+  bound_job device(64 * MiB, "linear");
+  auto& pool = device.pool;
+  const auto job = device.job;
   torch::manual_seed(3);
   torch::nn::Linear first(32, 64);
   torch::nn::Linear second(64, 8);

@@ -82,6 +82,20 @@ struct execution_stats {
   double recompute_s = 0;  ///< running operations again
   std::size_t missed = 0;  ///< decisions not carried out: the tensor was not met in time
   std::size_t diverged_iterations = 0;  ///< iterations that stopped matching the sequence
+
+  /// Adds what another executor did (a job's executors of successive plans).
+  execution_stats& operator+=(const execution_stats& other) {
+    iterations += other.iterations;
+    swapped_out_bytes += other.swapped_out_bytes;
+    swapped_in_bytes += other.swapped_in_bytes;
+    swaps += other.swaps;
+    recomputations += other.recomputations;
+    stall_s += other.stall_s;
+    recompute_s += other.recompute_s;
+    missed += other.missed;
+    diverged_iterations += other.diverged_iterations;
+    return *this;
+  }
 };
 
 namespace detail {
