@@ -74,7 +74,8 @@ PYBIND11_MODULE(_tandem, m) {
                        const std::optional<std::string>& capacity,
                        const std::optional<std::string>& region_size,
                        const std::map<std::string, double>& policy_options,
-                       std::size_t expected_jobs, const std::string& copy_bandwidth) {
+                       std::size_t expected_jobs, const std::string& copy_bandwidth,
+                       const std::string& device, std::size_t inflight_limit) {
              tandem::api::runtime_options options;
              options.budget = budget;
              options.policy = policy;
@@ -83,12 +84,15 @@ PYBIND11_MODULE(_tandem, m) {
              options.policy_options = policy_options;
              options.expected_jobs = expected_jobs;
              options.copy_bandwidth = copy_bandwidth;
+             options.device = device;
+             options.inflight_limit = inflight_limit;
              return std::make_unique<runtime>(options);
            }),
            py::arg("budget"), py::arg("policy") = "scrooge", py::arg("capacity") = py::none(),
            py::arg("region_size") = py::none(),
            py::arg("policy_options") = std::map<std::string, double>{},
-           py::arg("expected_jobs") = 0, py::arg("copy_bandwidth") = "auto")
+           py::arg("expected_jobs") = 0, py::arg("copy_bandwidth") = "auto",
+           py::arg("device") = "cpu", py::arg("inflight_limit") = 0)
       .def(
           "join",
           [](runtime& rt, const std::string& name, const std::string& model,
@@ -149,6 +153,7 @@ PYBIND11_MODULE(_tandem, m) {
 
   py::class_<python_job>(m, "Job")
       .def_property_readonly("name", [](const python_job& j) { return j.handle->name(); })
+      .def_property_readonly("device", [](const python_job& j) { return j.handle->device().str(); })
       .def_property_readonly("iterations",
                              [](const python_job& j) { return j.handle->iterations(); })
       .def("begin_iteration",

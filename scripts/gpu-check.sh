@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine: build with the CUDA backend required, run the CUDA tests, then the whole
-# suite. Fails if a CUDA test skipped although nvidia-smi sees a GPU (a driver or runtime
+# suite, then train two jobs side by side on the GPU under temporal, spatial, scrooge and
+# nodegroup and print the throughput table (bench/colocate/two_resnets_cuda.toml). Fails if a CUDA test skipped although nvidia-smi sees a GPU (a driver or runtime
 # mismatch would otherwise pass silently).
 # Usage: scripts/gpu-check.sh [build-dir]   (default: build-gpu, relative to the repository)
 # A GPU machine that cannot reach Debian's archive gets the C++ libraries tandem builds against
@@ -63,3 +64,12 @@ if ((gpu_seen)) && grep -q -i 'skipped' "$log"; then
   exit 1
 fi
 ctest --test-dir "$dir" -j "$(nproc)" --output-on-failure --timeout 600
+
+# Two jobs side by side on the GPU under four policies: the throughput table (medians of 3
+# interleaved rounds, ratios to temporal). Needs the CUDA libtorch build and a GPU.
+if [[ -n "$torch_prefix" ]] && ((gpu_seen)); then
+  WORKLOAD=bench/colocate/two_resnets_cuda.toml POLICIES="temporal spatial scrooge nodegroup" \
+    bench/colocate/colocate.sh "$dir" "${GPU_CHECK_ROUNDS:-3}"
+else
+  echo "gpu-check: no GPU or no CUDA libtorch; the two-job throughput table is not measured" >&2
+fi

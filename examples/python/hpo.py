@@ -44,11 +44,11 @@ def train(job, learning_rate, iterations):
     """An ordinary PyTorch loop; its model and batch are gone when it returns."""
     with job.persistent(), _building:  # tandem: job.persistent()
         torch.manual_seed(0)
-        net = SmallConvNet()
+        net = SmallConvNet().to(job.device)  # tandem: job.device ("cpu" or "cuda:N")
         optimizer = torch.optim.SGD(net.parameters(), lr=learning_rate, momentum=0.9)
     generator = torch.Generator().manual_seed(1234)
-    images = torch.randn(32, 3, 32, 32, generator=generator)
-    labels = torch.randint(0, 10, (32,), generator=generator)
+    images = torch.randn(32, 3, 32, 32, generator=generator).to(job.device)
+    labels = torch.randint(0, 10, (32,), generator=generator).to(job.device)
 
     def step_body(step):
         optimizer.zero_grad()
@@ -93,13 +93,15 @@ def main():
                         "tensile, vdnn-all, checkpoint, tandem, ...)")
     parser.add_argument("--plan-budget", help="the plans' budget: a share of a trial's recorded "
                         "peak (50%%) or a size (8MiB); needs --planner")
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda / cuda:N where the module "
+                        "was built against a CUDA torch")
     args = parser.parse_args()
     if args.iterations < 1:
         parser.error("--iterations must be at least 1")
     try:
         # Small models want regions smaller than the pool's default 64 MiB (sized for GPUs).
         rt = tandem.Runtime(budget=args.budget, policy=args.policy, region_size="2MiB",
-                            expected_jobs=4)
+                            expected_jobs=4, device=args.device)
     except tandem.ConfigError as error:
         print(f"hpo.py: {error}", file=sys.stderr)
         return 2

@@ -112,6 +112,12 @@ class Job:
         """Iterations ended so far."""
         return self._handle.iterations
 
+    @property
+    def device(self):
+        """Where the trial's model and batches belong, as torch names it: "cpu", or "cuda:N" on
+        a CUDA runtime, whose current stream on the joined thread is then the trial's own."""
+        return self._handle.device
+
     def iteration(self):
         """`with job.iteration() as step:` waits until the policy lets the job run one."""
         return _Iteration(self._handle)
@@ -163,14 +169,19 @@ class Runtime:
     nodegroup, temporal, spatial, static, exclusive, fifo, srtf, pack, fair); capacity: what
     the pool reserves (default: the budget); region_size: the pool's unit of sharing (default
     64MiB; small models want "2MiB"); policy_options: the policy's numeric options;
-    expected_jobs: how many will join, when known (static needs it).
+    expected_jobs: how many will join, when known (static needs it); device: "cpu", or "cuda"
+    / "cuda:N" when the module was built against a CUDA torch; copy_bandwidth: the CPU
+    backend's simulated copy engine; inflight_limit: on CUDA, Zico's limit on the allocating
+    operations a trial's host may queue ahead of its stream (0: none).
     """
 
     def __init__(self, budget, policy="scrooge", capacity=None, region_size=None,
-                 policy_options=None, expected_jobs=0, copy_bandwidth="auto"):
+                 policy_options=None, expected_jobs=0, copy_bandwidth="auto", device="cpu",
+                 inflight_limit=0):
         self._runtime = _Runtime(budget=budget, policy=policy, capacity=capacity,
                                  region_size=region_size, policy_options=policy_options or {},
-                                 expected_jobs=expected_jobs, copy_bandwidth=copy_bandwidth)
+                                 expected_jobs=expected_jobs, copy_bandwidth=copy_bandwidth,
+                                 device=device, inflight_limit=inflight_limit)
 
     def close(self):
         """Takes the device down (every job must have left), so that another Runtime can be

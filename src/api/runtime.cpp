@@ -1,5 +1,6 @@
 #include "tandem/api/runtime.hpp"
 
+#include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
 
 #include <cstdio>
@@ -73,10 +74,27 @@ tandem::runtime::workload workload_of(const runtime_options& options) {
     }
     capacity = std::to_string(is_power_of_two(region) ? align_up(budget, region) : budget);
   }
+  // "cuda:N" as kind and index; anything else is the kind, which the workload's code judges.
+  std::string kind = options.device;
+  std::optional<std::string> index;
+  if (const auto colon = kind.find(':'); colon != std::string::npos && kind.starts_with("cuda")) {
+    index = kind.substr(colon + 1);
+    kind = kind.substr(0, colon);
+    TANDEM_EXPECTS(!index->empty() && index->size() <= 3 &&
+                       index->find_first_not_of("0123456789") == std::string::npos,
+                   config_error,
+                   "runtime options: device \"" + options.device +
+                       "\": name a CUDA device as \"cuda\" or \"cuda:N\" with N its ordinal");
+  }
   std::ostringstream text;
-  text << "[device]\nkind = " << quoted(options.device) << "\ncapacity = " << quoted(capacity)
-       << "\nbudget = " << quoted(options.budget)
-       << "\ncopy_bandwidth = " << quoted(options.copy_bandwidth) << '\n';
+  text << "[device]\nkind = " << quoted(kind) << "\ncapacity = " << quoted(capacity)
+       << "\nbudget = " << quoted(options.budget) << '\n';
+  if (index) text << "index = " << *index << '\n';
+  // The CPU backend's option: on CUDA only written when set, for the workload's code to refuse.
+  if (kind != "cuda" || options.copy_bandwidth != "auto") {
+    text << "copy_bandwidth = " << quoted(options.copy_bandwidth) << '\n';
+  }
+  if (options.inflight_limit != 0) text << "inflight_limit = " << options.inflight_limit << '\n';
   if (!options.region_size.empty()) text << "region_size = " << quoted(options.region_size) << '\n';
   text << "[policy]\nname = " << quoted(options.policy) << '\n';
   for (const auto& [key, value] : options.policy_options) {
@@ -148,6 +166,9 @@ struct job::state {
   memory::tensor_classifier classifier;
   std::optional<tandem::runtime::detail::group_gate> groups;
   std::unique_ptr<torch_support::job_binding> binding;
+  /// The job's device and, on CUDA, its stream, current on the joined thread from join on.
+  std::unique_ptr<tandem::runtime::detail::job_device> on_device;
+  std::unique_ptr<c10::OptionalStreamGuard> on_stream;
   std::optional<tandem::runtime::detail::iteration_runner> runner;
   /// job_options::swap_passively, or a planner's (before the plan, and its fallback): made at
   /// join, running from an iteration's start to its end.
@@ -318,6 +339,10 @@ const std::string& job::name() const {
   return state_->spec.name;
 }
 
+c10::Device job::device() const {
+  return state_->context().torch_device;
+}
+
 std::int64_t job::iterations() const {
   return static_cast<std::int64_t>(state_->result.iteration_log.size());
 }
@@ -473,6 +498,7 @@ void job::leave() {
     s.recording.reset();
     s.planned.reset();  // before the pool forgets the job: they may hold tensors on the host
     s.passive.reset();
+    s.on_stream.reset();
     s.binding.reset();
   } else {
     // The swapper's, the recorder's and the executor's RecordFunction callbacks are the joining
@@ -486,7 +512,10 @@ void job::leave() {
     std::fprintf(stderr, "tandem: job '%s' left from a thread other than the one that joined\n",
                  s.spec.name.c_str());
     static_cast<void>(s.binding.release());
+    // Likewise the joining thread's current stream, which only that thread can restore.
+    static_cast<void>(s.on_stream.release());
   }
+  s.on_device.reset();
   if (s.groups) s.result.wait_s += s.groups->waited_s();
   tandem::runtime::detail::leave(s.spec, s.id, s.context(), s.stream, s.result);
   // A loop that never reported a loss has none (its iterations recorded 0).
@@ -568,6 +597,11 @@ job runtime::join(const std::string& name, const job_options& options) {
   }
   TANDEM_EXPECTS(shared_->device != nullptr, usage_error, "join: the runtime was closed");
   auto& device = *shared_->device;
+  TANDEM_EXPECTS(device.context().backend.kind() == device::backend_kind::cpu ||
+                     (!options.swap_passively && options.planner.empty()),
+                 config_error,
+                 std::string("join: ") + tandem::runtime::cuda_plans_unsupported +
+                     ", nor passive swapping; leave planner and swap_passively out");
   TANDEM_EXPECTS(!device.gate().stop_requested(), usage_error,
                  "join: the runtime was stopped; no job joins after stop()");
   auto s = std::make_unique<job::state>();
@@ -598,10 +632,15 @@ job runtime::join(const std::string& name, const job_options& options) {
   spec.plan_budget = plan_budget;
   s->result = tandem::runtime::detail::result_for(spec);
   auto& context = device.context();
+  bool added = false;
   try {
     s->stream = context.backend.create_stream(name, device::stream_kind::compute);
     s->id = device.pool().add_job(name);
+    added = true;
+    s->on_device = tandem::runtime::detail::make_job_device(device.pool(), s->id, *s->stream,
+                                                            context.inflight_limit);
   } catch (...) {
+    if (added) static_cast<void>(device.pool().remove_job(s->id));
     std::lock_guard lock(shared_->mutex);
     shared_->threads[s->slot] = std::thread::id();
     throw;
@@ -616,6 +655,7 @@ job runtime::join(const std::string& name, const job_options& options) {
   s->groups.emplace(device.gate(), device.pool(), s->id);
   s->binding = std::make_unique<torch_support::job_binding>(device.pool(), s->id, *s->stream,
                                                             &s->classifier, &*s->groups);
+  s->on_stream = std::make_unique<c10::OptionalStreamGuard>(s->on_device->torch_stream());
   s->runner.emplace(spec, s->id, context, &s->classifier, *s->groups, s->result);
   if (options.swap_passively || !options.planner.empty()) {
     s->passive =

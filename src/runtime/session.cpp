@@ -146,10 +146,26 @@ workload_vocabulary training_vocabulary() {
 
 void validate_training_workload(const workload& spec, const run_options& options) {
   validate_workload(spec, options.overrides);
-  if (spec.device.kind != device::backend_kind::cpu) {
+  if (spec.device.kind == device::backend_kind::cuda) {
+#if !defined(TANDEM_HAVE_TORCH_CUDA)
     fail_at(spec, spec.device.line,
             "device kind \"cuda\": this build trains on the CPU backend only (its libtorch has no "
-            "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch");
+            "CUDA); set kind = \"cpu\", or build tandem against a CUDA libtorch "
+            "(scripts/gpu-check.sh shows how)");
+#endif
+    if (options.overrides.planner) {
+      fail_at(spec, spec.device.line,
+              "--planner: " + std::string(cuda_plans_unsupported) + "; leave --planner out");
+    }
+    if (spec.policy.planner) {
+      fail_at(spec, spec.policy.planner_line,
+              std::string(cuda_plans_unsupported) + "; remove [policy] planner");
+    }
+    for (const auto& job : spec.jobs) {
+      if (!job.planner) continue;
+      fail_at(spec, job.line,
+              "job '" + job.name + "': " + cuda_plans_unsupported + "; remove its planner");
+    }
   }
   // What a job keeps for good (its parameters and, training, their gradients and the
   // optimizer's state) needs room under some budget of the run: neither a policy nor a plan (the
@@ -186,6 +202,8 @@ void validate_training_workload(const workload& spec, const run_options& options
 }
 
 double copy_bandwidth_of(const device_spec& device) {
+  // Prices plans only, and plans are refused on CUDA devices (validate_training_workload).
+  if (device.kind == device::backend_kind::cuda) return 0;
   switch (device.copy_bandwidth.how) {
     case copy_rate::mode::matched:
       return torch_support::matched_copy_bandwidth();

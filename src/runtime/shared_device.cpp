@@ -18,7 +18,8 @@ namespace {
 /// The backend's line for reports, saying where an automatic copy bandwidth came from.
 std::string describe_device(const device::backend& backend, const device_spec& device) {
   auto text = backend.describe();
-  if (device.copy_bandwidth.how == copy_rate::mode::matched) {
+  if (device.kind == device::backend_kind::cpu &&
+      device.copy_bandwidth.how == copy_rate::mode::matched) {
     text += ", copy bandwidth matched to a V100 over PCIe 3.0 (GEMM " +
             std::to_string(std::lround(torch_support::measured_gemm_flops() / 1e9)) +
             " GFLOP/s on one core)";
@@ -42,8 +43,7 @@ shared_device::shared_device(const shared_device_options& options)
     : device_(options.spec->device), budget_(budget_of(*options.spec, options.overrides)) {
   const auto& spec = *options.spec;
   const auto copy_bandwidth = copy_bandwidth_of(device_);
-  backend_ = std::make_unique<device::cpu_backend>(
-      device::cpu_backend_options{.memory_limit = 0, .copy_bandwidth = copy_bandwidth});
+  backend_ = make_training_backend(device_, copy_bandwidth);
   memory::pool_options pool_settings;
   pool_settings.capacity = device_.capacity;
   pool_settings.budget = budget_;
@@ -63,7 +63,7 @@ shared_device::shared_device(const shared_device_options& options)
       options.timeline, origin_, options.record_allocations,
       capabilities_.groups != nullptr && capabilities_.groups->wants_memory_events());
   pool_->set_trace_sink(monitor_.get());
-  allocator_.emplace(*pool_);
+  allocator_ = install_torch_allocator(*pool_);
   if (capabilities_.progress != nullptr)
     capabilities_.progress->set_progress_source(monitor_.get());
   const auto expected =
@@ -76,11 +76,18 @@ shared_device::shared_device(const shared_device_options& options)
   context_ = std::make_unique<training_context>(
       training_context{*backend_, *pool_, *gate_, *monitor_,
                        options.faults != nullptr ? *options.faults : no_faults_, *copies_,
-                       copy_bandwidth, policy_planner_of(spec, options.overrides), joint_.get()});
+                       copy_bandwidth, policy_planner_of(spec, options.overrides), joint_.get(),
+                       torch_device_of(device_), device_.inflight_limit, &retired_});
 }
 
 shared_device::~shared_device() {
+  retired_.release();  // no job runs any more
   pool_->set_trace_sink(nullptr);
+}
+
+void shared_device::uninstall_allocator() {
+  retired_.release();
+  allocator_.reset();
 }
 
 run_result shared_device::finish(std::string source, std::vector<job_result> jobs,

@@ -1,9 +1,10 @@
 #pragma once
-// Everything the jobs of one run share on one device: the backend, the pool (libtorch's CPU
-// allocator while it lives), the memory monitor, the policy and its gate, the memory waits and the
-// copy engine. `tandem run` (session.cpp) starts the zoo's jobs on it; the library API
-// (tandem/api/runtime.hpp) lets the user's own threads join it. Either way the jobs see the same
-// training_context, so a user's loop is gated, measured and isolated as a zoo job is.
+// Everything the jobs of one run share on one device: the backend (the CPU backend or a CUDA
+// GPU, job_device.hpp), the pool (libtorch's allocator for that device while it lives), the memory
+// monitor, the policy and its gate, the memory waits and the copy engine. `tandem run`
+// (session.cpp) starts the zoo's jobs on it; the library API (tandem/api/runtime.hpp) lets the
+// user's own threads join it. Either way the jobs see the same training_context, so a user's loop
+// is gated, measured and isolated as a zoo job is.
 
 #include <chrono>
 #include <cstddef>
@@ -14,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "job_device.hpp"
 #include "joint_footprint.hpp"
 #include "tandem/device/copy_channel.hpp"
-#include "tandem/device/cpu_backend.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/runtime/memory_monitor.hpp"
 #include "tandem/runtime/policy_gate.hpp"
@@ -25,7 +26,6 @@
 #include "tandem/runtime/workload.hpp"
 #include "tandem/runtime/workload_policy.hpp"
 #include "tandem/schedule/policy_capabilities.hpp"
-#include "tandem/torch/cpu_allocator.hpp"
 #include "training_job.hpp"
 
 namespace tandem::runtime::detail {
@@ -43,7 +43,7 @@ struct shared_device_options {
 };
 
 /// Builds the device in the order its parts depend on each other and takes it down in reverse;
-/// one per process at a time (it is libtorch's CPU allocator: usage_error otherwise).
+/// one per device kind and process at a time (it is libtorch's allocator: usage_error otherwise).
 class shared_device {
  public:
   explicit shared_device(const shared_device_options& options);
@@ -62,9 +62,9 @@ class shared_device {
   /// more for memory the pool still holds when `all_left` says every job has left.
   [[nodiscard]] run_result finish(std::string source, std::vector<job_result> jobs,
                                   const std::vector<std::int64_t>& ids, bool all_left = true);
-  /// Gives libtorch its own CPU allocator back before the device is gone (tensors that outlive
+  /// Gives libtorch its own allocator back before the device is gone (tensors that outlive
   /// the device would otherwise be freed into it).
-  void uninstall_allocator() { allocator_.reset(); }
+  void uninstall_allocator();
 
  private:
   /// Sets the pool's borrow gate for the device's life.
@@ -86,13 +86,13 @@ class shared_device {
   // well as to stderr. Declared before the pool, which may still report while it is destroyed.
   std::mutex warnings_mutex_;
   std::vector<std::string> warnings_;
-  std::unique_ptr<device::cpu_backend> backend_;
+  std::unique_ptr<device::backend> backend_;
   std::unique_ptr<memory::device_pool> pool_;
   std::chrono::steady_clock::time_point origin_;  ///< time zero of every report
   std::unique_ptr<schedule::policy> policy_;
   schedule::policy_capabilities capabilities_;
   std::unique_ptr<memory_monitor> monitor_;
-  std::optional<torch_support::cpu_allocator_scope> allocator_;
+  std::shared_ptr<void> allocator_;  ///< install_torch_allocator's
   std::unique_ptr<policy_gate> gate_;
   // Memory waits: an allocation the budget refuses waits for returns or a budget change instead
   // of failing, except under the baselines whose point is to fail (spatial, static). Unset
@@ -101,6 +101,7 @@ class shared_device {
   std::optional<borrow_gate_installation> borrow_gate_;
   std::unique_ptr<device::copy_channel> copies_;
   std::unique_ptr<joint_footprint> joint_;  ///< before context_, which points at it
+  retired_streams retired_;
   std::unique_ptr<training_context> context_;
 };
 

@@ -1,6 +1,7 @@
 #include "training_job.hpp"
 
 #include <ATen/record_function.h>
+#include <c10/core/StreamGuard.h>
 
 #include <algorithm>
 #include <chrono>
@@ -38,13 +39,22 @@ using phase = job_progress::phase;
 // whether a job learned.
 constexpr std::size_t loss_window = 5;
 
+/// The zoo's `name` with its weights on `device` (built on the CPU, as the zoo builds them).
+std::unique_ptr<models::model> placed_model(const std::string& name,
+                                            const models::model_options& options,
+                                            c10::Device device) {
+  auto made = models::make_model(name, options);
+  if (!device.is_cpu()) made->to(device);
+  return made;
+}
+
 /// The model, its optimizer and the state of the iteration loop. Destroying it frees every
 /// tensor the job made, which must happen before the pool forgets the job.
 class trainer {
  public:
-  trainer(const job_spec& spec, const models::model_options& options)
+  trainer(const job_spec& spec, const models::model_options& options, c10::Device device)
       : spec_(spec),
-        model_(models::make_model(spec.model, options)),
+        model_(placed_model(spec.model, options, device)),
         optimizer_(
             models::make_optimizer(spec.optimizer, model_->parameters(), spec.learning_rate)),
         batch_seed_(options.seed * 1'000'003u) {
@@ -119,9 +129,9 @@ class trainer {
 /// norm uses its running statistics, dropout is off).
 class server {
  public:
-  server(const job_spec& spec, const models::model_options& options)
+  server(const job_spec& spec, const models::model_options& options, c10::Device device)
       : spec_(spec),
-        model_(models::make_model(spec.model, options)),
+        model_(placed_model(spec.model, options, device)),
         batch_seed_(options.seed * 1'000'003u) {
     model_->module().eval();
   }
@@ -167,7 +177,7 @@ std::unique_ptr<Model> build_in_grant(const job_spec& spec, const models::model_
   std::unique_ptr<Model> model;
   {
     torch_support::kind_scope persistent(alloc_kind::persistent);
-    model = std::make_unique<Model>(spec, options);
+    model = std::make_unique<Model>(spec, options, context.torch_device);
   }
   result.first_start_s = context.gate.now();
   result.setup_s = result.first_start_s - granted_s;
@@ -404,8 +414,8 @@ struct job_life {
 /// the job. Failures land in `result`. Returns with life.loop.restart_after_thread set when the
 /// job must go on on a fresh thread.
 void run_job(const job_spec& spec, const models::model_options& model_options, memory::job_id id,
-             training_context& context, device::stream& stream, job_progress& progress,
-             job_result& result, job_life& life) noexcept {
+             training_context& context, device::stream& stream, const job_device& on_device,
+             job_progress& progress, job_result& result, job_life& life) noexcept {
   try {
     // Denormal floats slow CPU kernels by orders of magnitude when a model's values drift
     // towards zero, which would turn a policy comparison into a numerics lottery. The setting
@@ -413,6 +423,8 @@ void run_job(const job_spec& spec, const models::model_options& model_options, m
     at::globalContext().setFlushDenormal(true);
     torch_support::set_intra_op_threads(static_cast<int>(spec.threads));
     torch_support::job_binding binding(context.pool, id, stream, life.learner(spec), &life.hook());
+    // On CUDA the job's kernels go on its own stream, which the pool maps to the job.
+    const c10::OptionalStreamGuard on_job_stream(on_device.torch_stream());
     // The model lives inside these calls, and is freed here when the job ends, fails or stops,
     // while the pool still knows the job.
     try {
@@ -474,7 +486,12 @@ void leave(const job_spec& spec, memory::job_id id, training_context& context,
     // own error type.
     result.out_of_memory = result.status == job_status::failed && stats.out_of_memory > 0;
     context.pool.remove_job(id);
-    stream.reset();  // only now: the pool may use a job's stream until it forgets the job
+    // Only now: the pool may use a job's stream until it forgets the job.
+    if (context.retired != nullptr && stream &&
+        context.backend.kind() == device::backend_kind::cuda) {
+      context.retired->keep(std::move(stream));
+    }
+    stream.reset();
   };
   try {
     gate.depart(id, release);
@@ -503,14 +520,17 @@ job_result train(const job_spec& spec, const models::model_options& model_option
   auto result = result_for(spec);
   result.arrival_s = arrival_s;
   std::unique_ptr<device::stream> stream;
+  std::unique_ptr<job_device> on_device;  // after the job's tensors, before its stream
   try {
     stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
+    on_device = make_job_device(context.pool, id, *stream, context.inflight_limit);
     job_life life(spec, id, context, result);
     // Its own thread, ended before the pool forgets the job: see run_job. A restart in a
     // backward pass ends the thread, and with it the half-run graph; the job goes on on a new one.
     for (;;) {
-      std::thread worker(
-          [&] { run_job(spec, model_options, id, context, *stream, progress, result, life); });
+      std::thread worker([&] {
+        run_job(spec, model_options, id, context, *stream, *on_device, progress, result, life);
+      });
       worker.join();
       auto& cut = life.loop.restart_after_thread;
       if (!cut) break;
@@ -523,6 +543,7 @@ job_result train(const job_spec& spec, const models::model_options& model_option
     result.status = job_status::failed;
     result.error = std::string("starting the job: ") + e.what();
   }
+  on_device.reset();
   leave(spec, id, context, stream, result);
   progress.now = result.status == job_status::completed ? phase::completed
                  : result.status == job_status::stopped ? phase::stopped

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "job_device.hpp"
 #include "tandem/device/backend.hpp"
 #include "tandem/device/copy_channel.hpp"
 #include "tandem/memory/device_pool.hpp"
@@ -51,6 +52,9 @@ struct training_context {
   std::optional<std::string> policy_planner;
   /// Where jobs whose planner plans jointly (tensile) are planned together; nullptr: alone.
   joint_footprint* joint = nullptr;
+  c10::Device torch_device{c10::kCPU};  ///< where the jobs' models and batches go
+  std::size_t inflight_limit = 0;       ///< CUDA: Zico's in-flight limit per job stream (0: none)
+  retired_streams* retired = nullptr;   ///< CUDA: where departed jobs' streams wait; see there
 };
 
 /// A result that names the job as the workload describes it, with nothing measured yet.

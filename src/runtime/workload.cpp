@@ -262,7 +262,8 @@ device_spec read_device(const reader& in, const toml::table& root) {
   const auto* table = node->as_table();
   if (table == nullptr) in.fail(reader::line_of(*node), "device must be a table: [device]");
   in.check_keys(*table,
-                {"kind", "capacity", "budget", "region_size", "copy_bandwidth", "budget_schedule"},
+                {"kind", "index", "inflight_limit", "capacity", "budget", "region_size",
+                 "copy_bandwidth", "budget_schedule"},
                 "[device]");
   device_spec device;
   const auto line = reader::line_of(*node);
@@ -299,7 +300,40 @@ device_spec read_device(const reader& in, const toml::table& root) {
             "region_size must be above 0; leave it out for the pool's default (64 MiB, Zico's)");
   }
   if (const auto* rate = table->get("copy_bandwidth")) {
+    if (device.kind == device::backend_kind::cuda) {
+      in.fail(reader::line_of(*rate),
+              "copy_bandwidth sets the CPU backend's simulated copy engine; a CUDA device copies "
+              "over its own bus: remove copy_bandwidth");
+    }
     device.copy_bandwidth = read_copy_rate(in, *rate);
+  }
+  const bool cuda = device.kind == device::backend_kind::cuda;
+  if (const auto index = in.integer(*table, "index", "[device]")) {
+    const auto at = reader::line_of(*table->get("index"));
+    if (!cuda)
+      in.fail(at, "index picks a CUDA device (cuda:N); the CPU backend has one: remove it");
+    if (*index < 0 || *index > 255) {
+      in.fail(at,
+              "index must be a CUDA device ordinal from 0 (as numbered after "
+              "CUDA_VISIBLE_DEVICES), not " +
+                  std::to_string(*index));
+    }
+    device.index = static_cast<int>(*index);
+  }
+  if (const auto limit = in.integer(*table, "inflight_limit", "[device]")) {
+    const auto at = reader::line_of(*table->get("inflight_limit"));
+    if (!cuda) {
+      in.fail(at,
+              "inflight_limit bounds how far a job's host runs ahead of a CUDA device (Zico "
+              "§6.1); on the CPU backend operations run as they are issued: remove it");
+    }
+    if (*limit < 0 || *limit > 1'000'000) {
+      in.fail(at,
+              "inflight_limit must be 0 (no limit) or a number of allocating operations up "
+              "to 1000000, not " +
+                  std::to_string(*limit));
+    }
+    device.inflight_limit = static_cast<std::size_t>(*limit);
   }
   return device;
 }

@@ -162,6 +162,23 @@ TEST(RuntimeApi, BadOptionsAndMisuseGetClearErrors) {
               std::string::npos);
   }
   {
+    auto o = options("scrooge");
+    o.device = "cuda:first";
+    const auto unnamed = message([&] { runtime rt(o); });
+    EXPECT_NE(unnamed.find("\"cuda\" or \"cuda:N\""), std::string::npos) << unnamed;
+    o.device = "tpu";
+    EXPECT_NE(message([&] { runtime rt(o); }).find("unknown device kind 'tpu'"), std::string::npos);
+    o.device = "cpu";
+    o.inflight_limit = 8;
+    EXPECT_NE(message([&] { runtime rt(o); }).find("inflight_limit bounds"), std::string::npos);
+#if !defined(TANDEM_HAVE_TORCH_CUDA)
+    o.inflight_limit = 0;
+    o.device = "cuda:0";
+    const auto cpu_only = message([&] { runtime rt(o); });
+    EXPECT_NE(cpu_only.find("trains on the CPU backend only"), std::string::npos) << cpu_only;
+#endif
+  }
+  {
     auto o = options("static");
     o.expected_jobs = 0;
     const auto unsized = message([&] { runtime rt(o); });

@@ -281,6 +281,10 @@ def test_wrong_arguments_raise_clear_exceptions():
         tandem.Runtime(budget="64MiB", policy="scrooge", policy_options={"lanez": 2})
     with pytest.raises(TypeError):
         tandem.Runtime(budget=64)
+    with pytest.raises(tandem.ConfigError, match="inflight_limit bounds"):
+        tandem.Runtime(budget="64MiB", inflight_limit=4)
+    with pytest.raises(tandem.ConfigError, match="CPU backend only"):
+        tandem.Runtime(budget="64MiB", device="cuda")  # Debian's torch has no CUDA
     rt = runtime()
     with pytest.raises(tandem.UsageError, match="another tandem runtime"):
         runtime()

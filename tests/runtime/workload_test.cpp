@@ -182,6 +182,35 @@ TEST(Workload, CopyBandwidthIsAutoByDefaultOrMemcpyOrARate) {
   EXPECT_EQ(with("copy_bandwidth = 1e9"), (copy_rate{copy_rate::mode::fixed, 1e9}));
 }
 
+TEST(Workload, ACudaDeviceTakesItsIndexAndInflightLimitAndTheCpuBackendRefusesThem) {
+  const std::string capacity = "capacity = \"2GiB\"";
+  const auto cuda = [&](const std::string& lines) {
+    auto text = std::string(valid);
+    text.replace(text.find(capacity), capacity.size(),
+                 "kind = \"cuda\"\n" + capacity + "\n" + lines);
+    return parse_workload(text, "w.toml", vocabulary).device;
+  };
+  const auto device = cuda("index = 1\ninflight_limit = 32");
+  EXPECT_EQ(device.kind, device::backend_kind::cuda);
+  EXPECT_EQ(device.index, 1);
+  EXPECT_EQ(device.inflight_limit, 32u);
+  EXPECT_EQ(cuda("").inflight_limit, 0u);
+  const auto refused = [&](const std::string& lines, const std::string& message) {
+    try {
+      static_cast<void>(cuda(lines));
+      ADD_FAILURE() << lines << " was accepted";
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  refused("index = -1", "index must be a CUDA device ordinal");
+  refused("inflight_limit = -3", "inflight_limit must be 0 (no limit)");
+  refused("copy_bandwidth = \"12GB/s\"", "a CUDA device copies over its own bus");
+  expect_rejected(capacity, capacity + "\nindex = 0", {"w.toml:4:", "index picks a CUDA device"});
+  expect_rejected(capacity, capacity + "\ninflight_limit = 8",
+                  {"w.toml:4:", "inflight_limit bounds how far", "remove it"});
+}
+
 TEST(Workload, RejectsCountsAndTimesBeyondTheLimits) {
   expect_rejected("iterations = 10", "iterations = 9223372036854775807",
                   {"w.toml:14:", "iterations must be from 1 to 1000000000, not 9223372036854775807",

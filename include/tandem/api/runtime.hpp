@@ -20,6 +20,8 @@
 // runtime, its memory goes back, and no other job is touched. Results come as tandem run's: the
 // same table and JSON (docs/results-schema.md).
 
+#include <c10/core/Device.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -55,8 +57,14 @@ struct runtime_options {
   std::string region_size;
   std::string policy = "scrooge";
   std::map<std::string, double> policy_options;  ///< as [policy] options, e.g. {"lanes", 2}
-  std::string device = "cpu";                    ///< "cpu" ("cuda" needs a CUDA build)
-  std::string copy_bandwidth = "auto";           ///< the CPU backend's copy engine
+  /// "cpu", or "cuda" / "cuda:N" in a build against a CUDA libtorch: each job's work then runs
+  /// on its own CUDA stream (make it current with job::device's tensors: the job's thread has
+  /// it current from join on), and the pool is libtorch's CUDA allocator.
+  std::string device = "cpu";
+  std::string copy_bandwidth = "auto";  ///< the CPU backend's simulated copy engine
+  /// CUDA: Zico's in-flight limit (§6.1), the allocating operations a job's host may queue
+  /// ahead of its stream; 0: none.
+  std::size_t inflight_limit = 0;
   /// How many jobs will join, when known: a policy waiting for a later arrival is then told from
   /// one that stalled, and `static` needs it to size its partitions. 0: unknown.
   std::size_t expected_jobs = 0;
@@ -189,6 +197,9 @@ class job {
 
   [[nodiscard]] const std::string& name() const;
   [[nodiscard]] std::int64_t iterations() const;  ///< ended so far
+  /// Where the job's model and batches belong: the CPU, or the runtime's CUDA device, whose
+  /// current stream on the joined thread is the job's own.
+  [[nodiscard]] c10::Device device() const;
 
   struct state;  ///< the job's machinery (binding, classifier, measures); in the implementation
 

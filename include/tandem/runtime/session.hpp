@@ -52,12 +52,22 @@ struct run_options {
 /// The names a workload may use in this build: models of the zoo, policies, optimizers.
 [[nodiscard]] workload_vocabulary training_vocabulary();
 
+/// Why footprint plans are refused on a CUDA device: the access recorder and the executor
+/// follow a job's operations on its own threads, and on CUDA the backward pass runs on
+/// libtorch's autograd thread, shared by every job on the device.
+inline constexpr const char* cuda_plans_unsupported =
+    "footprint plans (planners) run on the CPU backend only: on a CUDA device the backward pass "
+    "runs on libtorch's shared autograd thread, which tandem's recorder and executor do not "
+    "follow yet";
+
 /// validate_workload (workload_validation.hpp: the checks every command shares) with the
 /// options' overrides, then what only training judges: the device kind this build's libtorch
-/// can train on. Throws config_error "FILE:LINE: problem; hint". run_workload calls it first.
+/// can train on, and that a CUDA device runs no footprint plans. Throws config_error
+/// "FILE:LINE: problem; hint". run_workload calls it first.
 void validate_training_workload(const workload& spec, const run_options& options);
 
-/// Bytes per second the cpu backend's copy streams move for `device`'s `copy_bandwidth`: "auto"
+/// Bytes per second the cpu backend's copy streams move for `device`'s `copy_bandwidth` (0 on a
+/// CUDA device, whose copies no plan prices): "auto"
 /// this machine's matched rate (torch/matched_copy_bandwidth.hpp, measured once per process), a
 /// fixed rate as written, 0 for "memcpy" (as fast as memory copies go). What run_workload gives
 /// the backend and `tandem plan` prices swaps at.

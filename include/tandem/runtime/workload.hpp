@@ -1,8 +1,9 @@
 #pragma once
 // A workload file: the device, the policy and the jobs to run side by side (TOML).
 //
-//   [device]                       kind, capacity, budget, region_size, copy_bandwidth,
-//                                  budget_schedule = [{ at = "10s", budget = "50%" }, ...]
+//   [device]                       kind ("cpu" | "cuda"), capacity, budget, region_size,
+//                                  budget_schedule = [{ at = "10s", budget = "50%" }, ...],
+//                                  cpu: copy_bandwidth; cuda: index, inflight_limit
 //   [policy]                       name, and any option of that policy
 //   [[job]]                        name, kind, model, batch_size, arrival, priority, threads,
 //                                  and by kind (each kind refuses the other's keys):
@@ -61,6 +62,10 @@ struct copy_rate {
 
 struct device_spec {
   device::backend_kind kind = device::backend_kind::cpu;
+  int index = 0;  ///< cuda: the device ordinal (cuda:N)
+  /// cuda: Zico's in-flight limit (§6.1), in allocating operations a job's host may run ahead of
+  /// its stream (torch/cuda_allocator.hpp); 0: none.
+  std::size_t inflight_limit = 0;
   std::size_t capacity = 0;     ///< bytes the pool reserves
   std::size_t budget = 0;       ///< bytes the jobs may hold together (0: the capacity)
   std::size_t region_size = 0;  ///< 0: the pool's default
