@@ -4,6 +4,7 @@
 
 #include "tandem/runtime/policy_gate.hpp"
 #include "tandem/runtime/restartable_scope.hpp"
+#include "tandem/torch/job_thread_scope.hpp"
 #include "tandem/torch/operation_callback_scope.hpp"
 
 namespace tandem::runtime {
@@ -55,6 +56,9 @@ bool region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes,
   if (gate_.stop_requested()) {
     throw run_stopped("stopped while waiting for regions: the run was asked to stop");
   }
+  // Not on a thread no job owns (libtorch's autograd thread on CUDA, which every job's backward
+  // pass needs): the job that would return the memory could never finish. It fails instead.
+  if (!torch_support::job_thread_scope::here()) return false;
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();

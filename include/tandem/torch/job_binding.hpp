@@ -8,6 +8,7 @@
 #include "tandem/memory/alloc_kind.hpp"
 #include "tandem/memory/device_pool.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
+#include "tandem/torch/job_thread_scope.hpp"
 
 namespace tandem::torch_support {
 
@@ -48,6 +49,7 @@ class job_binding {
  private:
   binding previous_;
   bool had_previous_;
+  job_thread_scope job_thread_;
 };
 
 /// Within a job_binding, tags the thread's allocations with `kind` (e.g. persistent while the
