@@ -37,12 +37,15 @@ const std::vector<planner_entry>& entries() {
          o.max_swap_ratio = options.real("max_swap_ratio", o.max_swap_ratio, 1e-9, 1);
          o.recompute = options.whole("recompute", 1, 0, 1) == 1;
          o.across = options.whole("across", 1, 0, 1) == 1;
+         o.drift = options.real("drift", o.drift, 0, 10);
          return detail::make_tensile_planner(o);
        },
        {"max_swap_ratio: the share of a job's tensors it may swap (1)",
         "recompute: 1 recomputes by MSPS once swaps cannot meet the budget, 0 never (1)",
         "across: 1 swaps parameters and optimizer state across the iteration boundary, 0 "
-        "within it only (1)"}},
+        "within it only (1)",
+        "drift: in tandem run and the API, plan every job again when the operation times "
+        "measured under the plans drift by this share of the iteration (0: never) (0.1)"}},
       {"home", detail::make_home_planner, detail::home_option_help()},
       {"tandem", detail::make_tandem_search_planner, detail::tandem_search_option_help()},
       {"optimal", detail::make_optimal_planner, detail::optimal_option_help()},

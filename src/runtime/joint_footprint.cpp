@@ -20,10 +20,13 @@ footprint::plan joint_footprint::join(memory::job_id job, const std::string& pla
   std::lock_guard lock(mutex_);
   auto& g = groups_[planner];
   if (!g.replanner) {
+    std::shared_ptr<const footprint::planner> made = footprint::make_planner(planner);
     footprint::online_options options;
     options.costs = costs_;
-    g.replanner = std::make_unique<footprint::online_replanner>(
-        std::shared_ptr<const footprint::planner>(footprint::make_planner(planner)), options);
+    if (const auto* joint = footprint::joint_planning_of(*made)) {
+      options.drift_threshold = joint->drift_threshold();
+    }
+    g.replanner = std::make_unique<footprint::online_replanner>(std::move(made), options);
   }
   g.replanner->add_job(job, std::move(sequence));
   g.budgets[job] = budget_bytes;
@@ -56,6 +59,20 @@ std::optional<footprint::plan> joint_footprint::newer_plan(memory::job_id job,
   return found->second.plan;
 }
 
+bool joint_footprint::measured(memory::job_id job, const std::vector<double>& durations_s) {
+  if (durations_s.empty()) return false;
+  std::lock_guard lock(mutex_);
+  const auto found = plans_.find(job);
+  if (found == plans_.end()) return false;
+  const auto planner = found->second.planner;
+  auto& g = groups_.at(planner);
+  g.replanner->record_iteration(job, durations_s);
+  if (g.replanner->due() != footprint::replan_reason::drift) return false;
+  replan(planner, g);
+  ++g.drift_replans;
+  return true;
+}
+
 void joint_footprint::leave(memory::job_id job) noexcept {
   try {
     std::lock_guard lock(mutex_);
@@ -76,6 +93,16 @@ std::size_t joint_footprint::replans(const std::string& planner) const {
   std::lock_guard lock(mutex_);
   const auto found = groups_.find(planner);
   return found == groups_.end() ? 0 : found->second.replanner->replans();
+}
+
+}  // namespace tandem::runtime::detail
+
+namespace tandem::runtime::detail {
+
+std::size_t joint_footprint::drift_replans(const std::string& planner) const {
+  std::lock_guard lock(mutex_);
+  const auto found = groups_.find(planner);
+  return found == groups_.end() ? 0 : found->second.drift_replans;
 }
 
 }  // namespace tandem::runtime::detail

@@ -142,7 +142,10 @@ void planned_training::begin_iteration() {
 
 plan_traffic planned_training::end_iteration() {
   attached_ = false;
-  return end_executing(*executor_, monitor_, job_, before_);
+  auto traffic = end_executing(*executor_, monitor_, job_, before_);
+  // TENSILE's online re-planning: what this iteration's operations took under the plan.
+  if (joined_ && joint_->measured(job_, executor_->measured_durations())) ++drift_replans_;
+  return traffic;
 }
 
 footprint_result planned_training::result(const std::vector<iteration_record>& log) const {
@@ -185,6 +188,7 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
     out.missed_decisions = stats.missed;
     out.diverged_iterations = stats.diverged_iterations;
     out.replans = replans_;
+    out.drift_replans = drift_replans_;
   }
   return out;
 }

@@ -117,6 +117,7 @@ class planned_training {
   torch_support::persistent_storages persistent_;
   torch_support::execution_stats retired_;  ///< what executors of earlier plans did
   std::size_t replans_ = 0;                 ///< plans taken after the first
+  std::size_t drift_replans_ = 0;           ///< plans this job's measured times set off
 
   /// Runs `plan` (made for sequence_) from the next iteration on.
   void adopt(footprint::plan plan);

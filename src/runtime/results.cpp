@@ -174,7 +174,8 @@ nlohmann::json to_json(const footprint_result& f) {
           {"recompute_s", f.recompute_s},
           {"missed_decisions", f.missed_decisions},
           {"diverged_iterations", f.diverged_iterations},
-          {"replans", f.replans}};
+          {"replans", f.replans},
+          {"drift_replans", f.drift_replans}};
 }
 
 nlohmann::json to_json(const job_result& job) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -173,6 +174,8 @@ struct executor_state {
 
   /// Tensors that stayed out (or were going out) when the last iteration ended, for the next.
   std::unordered_map<std::size_t, tracked_tensor> carried;
+  /// The tensors of `tensors` that are not present (out, going out or in, dropped), in order.
+  std::set<std::size_t> away;
 
   // The running iteration.
   std::thread::id thread;
@@ -187,6 +190,11 @@ struct executor_state {
   std::exception_ptr failure;  ///< thrown where libtorch would swallow it, for later
   std::size_t allocations = 0;
   std::vector<clock::time_point> started;
+  /// When each operation began computing (after its stalls and recomputations), and how long
+  /// it computed; measured_s is handed out once the iteration matched its sequence.
+  std::vector<clock::time_point> computing;
+  std::vector<double> computed_s;
+  std::vector<double> measured_s;
   mutable std::mutex mutex;  ///< guards `live` (trace events may come from other threads)
   std::unordered_map<const void*, std::size_t> live;  ///< block -> tensor, plan tensors only
   std::unordered_map<const c10::StorageImpl*, std::size_t> by_storage;
@@ -241,9 +249,16 @@ class executor_ops {
   }
 
   /// Whether a tensor of the plan is out now: only then must inputs be checked.
-  [[nodiscard]] bool any_out() const {
-    return std::any_of(s_.tensors.begin(), s_.tensors.end(),
-                       [](const auto& t) { return t.second.where != residence::present; });
+  [[nodiscard]] bool any_out() const { return !s_.away.empty(); }
+
+  /// Tensor `t` is now `where`; `away` follows it, so that no operation scans every tensor.
+  void place(std::size_t t, residence where) {
+    s_.tensors[t].where = where;
+    if (where == residence::present) {
+      s_.away.erase(t);
+    } else {
+      s_.away.insert(t);
+    }
   }
 
   /// Whether a block of the plan awaits its storage: only then are outputs worth looking at.
@@ -267,7 +282,11 @@ class executor_ops {
 
   void finish_copies() {
     std::erase_if(s_.finishing, [](const auto& f) { return f.first->query(); });
-    for (auto& [t, tracked] : s_.tensors) {
+    if (s_.away.empty()) return;
+    // complete_in takes a tensor out of `away`: walk a copy.
+    const std::vector<std::size_t> away(s_.away.begin(), s_.away.end());
+    for (const auto t : away) {
+      auto& tracked = s_.tensors[t];
       if (tracked.where == residence::going_out && tracked.copy->query()) {
         complete_out(t);
       } else if (tracked.where == residence::coming_in && tracked.copy->query()) {
@@ -316,7 +335,7 @@ class executor_ops {
     tracked.bytes = storage->nbytes();
     tracked.host = std::shared_ptr<device::host_buffer>(s_.channel.host_memory(tracked.bytes));
     tracked.copy = s_.channel.copy(tracked.host->data(), storage->data_ptr().get(), tracked.bytes);
-    tracked.where = residence::going_out;
+    place(t, residence::going_out);
   }
 
   void complete_out(std::size_t t) {
@@ -326,11 +345,11 @@ class executor_ops {
       // The old DataPtr dies here: its block goes back to the pool.
       static_cast<void>(storage->set_data_ptr(host_data(tracked.host, storage->device())));
       s_.internal = false;
-      tracked.where = residence::out;
+      place(t, residence::out);
       stats_.swapped_out_bytes += tracked.bytes;
       ++stats_.swaps;
     } else {
-      tracked.where = residence::present;  // freed meanwhile: nothing to bring back
+      place(t, residence::present);  // freed meanwhile: nothing to bring back
     }
     tracked.copy.reset();
   }
@@ -340,7 +359,7 @@ class executor_ops {
     if (tracked.where == residence::going_out) {
       // Still on the device: keep it there and let the copy finish unused.
       s_.finishing.emplace_back(std::move(tracked.copy), std::move(tracked.host));
-      tracked.where = residence::present;
+      place(t, residence::present);
       return;
     }
     if (tracked.where != residence::out) return;
@@ -359,7 +378,7 @@ class executor_ops {
     }
     s_.internal = false;
     tracked.copy = s_.channel.copy(tracked.incoming.get(), tracked.host->data(), tracked.bytes);
-    tracked.where = residence::coming_in;
+    place(t, residence::coming_in);
   }
 
   void complete_in(std::size_t t) {
@@ -374,7 +393,7 @@ class executor_ops {
     }
     tracked.host.reset();
     tracked.copy.reset();
-    tracked.where = residence::present;
+    place(t, residence::present);
   }
 
   void drop(std::size_t t) {
@@ -388,7 +407,7 @@ class executor_ops {
     s_.internal = true;
     static_cast<void>(storage->set_data_ptr(c10::DataPtr(nullptr, storage->device())));
     s_.internal = false;
-    tracked.where = residence::dropped;
+    place(t, residence::dropped);
   }
 
   /// Decision `k`'s tensor is needed now: a swap not issued yet is cancelled, and the tensor
@@ -507,7 +526,7 @@ class executor_ops {
       const void* block = s_.rerun_allocations[ordinal - call.first_allocation];
       const auto storage = storage_of(other);
       if (!storage) {
-        tracked.where = residence::present;
+        place(other, residence::present);
         continue;
       }
       bool moved = false;
@@ -525,7 +544,7 @@ class executor_ops {
       TANDEM_EXPECTS(moved, error,
                      "plan executor: rerunning '" + s_.sequence.operations[creator].name +
                          "' did not hand back tensor '" + s_.sequence.tensors[other].name + "'");
-      tracked.where = residence::present;
+      place(other, residence::present);
       ++stats_.recomputations;
       if (call.reruns_left > 0) --call.reruns_left;
     }
@@ -612,6 +631,10 @@ const footprint::plan& plan_executor::plan() const {
   return state_->plan;
 }
 
+const std::vector<double>& plan_executor::measured_durations() const {
+  return state_->measured_s;
+}
+
 void plan_executor::begin() {
   auto& s = *state_;
   TANDEM_EXPECTS(executing == nullptr, usage_error,
@@ -623,6 +646,8 @@ void plan_executor::begin() {
   s.diverged = false;
   s.failure = nullptr;
   s.started.assign(s.sequence.operations.size(), clock::time_point{});
+  s.computing.assign(s.sequence.operations.size(), clock::time_point{});
+  s.computed_s.assign(s.sequence.operations.size(), -1.0);
   {
     std::lock_guard lock(s.mutex);
     s.live.clear();
@@ -630,6 +655,10 @@ void plan_executor::begin() {
   s.by_storage.clear();
   s.tensors = std::move(s.carried);
   s.carried.clear();
+  s.away.clear();
+  for (const auto& [t, tracked] : s.tensors) {
+    if (tracked.where != residence::present) s.away.insert(t);
+  }
   // Persistent tensors are there from the start, where the last iteration left them.
   for (const auto& [t, handle] : s.persistent) {
     const auto storage = handle.lock();
@@ -686,12 +715,17 @@ void plan_executor::end() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
   s.calls.clear();
   s.tensors.clear();
+  s.away.clear();
   s.by_storage.clear();
   // Sizes that stopped matching, or another number of allocations or operations than recorded:
   // the plan did not describe this iteration.
-  if (s.diverged || s.allocations != s.tensor_of_allocation.size() ||
-      s.op != s.sequence.operations.size())
-    ++stats_.diverged_iterations;
+  const bool diverged = s.diverged || s.allocations != s.tensor_of_allocation.size() ||
+                        s.op != s.sequence.operations.size();
+  if (diverged) ++stats_.diverged_iterations;
+  s.measured_s.clear();
+  if (!diverged && std::ranges::none_of(s.computed_s, [](double d) { return d < 0; })) {
+    s.measured_s = s.computed_s;
+  }
   ++stats_.iterations;
   executing = nullptr;
   rethrow_failure();
@@ -708,6 +742,7 @@ void plan_executor::bring_back() {
   }
   ops.wait_for_copies();
   s.tensors.clear();
+  s.away.clear();
 }
 
 void plan_executor::on_event(const memory::trace_event& event) {
@@ -770,6 +805,7 @@ void plan_executor::start_operation(const at::RecordFunction& fn) {
     for (const auto& input : fn.inputs())
       for_each_tensor(input, [&](const at::Tensor& tensor) { ops.meet(tensor); });
   }
+  if (op < s.computing.size()) s.computing[op] = clock::now();
 }
 
 void plan_executor::operation_ended(const at::RecordFunction& fn) {
@@ -781,6 +817,9 @@ void plan_executor::operation_ended(const at::RecordFunction& fn) {
 void plan_executor::end_operation(const at::RecordFunction& fn) {
   auto& s = *state_;
   const auto op = s.op - 1;
+  if (op < s.computing.size()) {
+    s.computed_s[op] = std::chrono::duration<double>(clock::now() - s.computing[op]).count();
+  }
   executor_ops ops(s, stats_);
   if (ops.any_to_meet()) {
     for (const auto& output : fn.outputs()) {

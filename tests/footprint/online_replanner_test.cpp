@@ -60,6 +60,37 @@ TEST(OnlineReplanner, MeasuredTimesMoveTheEstimateByEwmaAndDriftPastTheThreshold
   EXPECT_EQ(online.due(), replan_reason::none);  // the plan is now made for these times
 }
 
+TEST(OnlineReplanner, TimeShiftedBetweenOperationsIsDriftOnlyWhenItIsLarge) {
+  auto online = make(0.1);
+  testing::sequence_builder b;
+  b.op("a", 1.0);
+  b.op("b", 1.0);
+  online.add_job(1, b.get());
+  static_cast<void>(online.replan());
+  // a 0.25 s slower, b 0.25 s faster (estimates 1.125 and 0.875): no net change, 0.125 of
+  // the iteration shifted, under 3 x 0.1.
+  online.record_iteration(1, std::vector<double>{1.25, 0.75});
+  EXPECT_EQ(online.due(), replan_reason::none);
+  // Further, still with no net change (measured 1.875 and 0.125: estimates 1.5 and 0.5): 0.5
+  // of the iteration shifted, past 0.3.
+  online.record_iteration(1, std::vector<double>{1.875, 0.125});
+  EXPECT_EQ(online.due(), replan_reason::drift);
+}
+
+TEST(OnlineReplanner, AZeroThresholdNeverReplansOnDrift) {
+  auto online = make(0);
+  online.add_job(1, testing::small_vgg());
+  static_cast<void>(online.replan());
+  std::vector<double> slower;
+  for (const auto& op : testing::small_vgg().operations) slower.push_back(3 * op.duration_s);
+  online.record_iteration(1, slower);
+  EXPECT_EQ(online.due(), replan_reason::none);
+  EXPECT_THROW(
+      online_replanner(std::shared_ptr<const planner>(make_planner("tensile")),
+                       {.ewma_beta = 0.5, .drift_threshold = -1, .budget_bytes = 0, .costs = {}}),
+      usage_error);
+}
+
 TEST(OnlineReplanner, RefusesWrongUse) {
   EXPECT_THROW(online_replanner(nullptr, {}), usage_error);
   EXPECT_THROW(

@@ -61,6 +61,41 @@ TEST(JointFootprint, EveryArrivalAndDeparturePlansTheOthersAgainAndEachLearnsOfI
   EXPECT_EQ(joint.replans("capuchin"), 0u);
 }
 
+TEST(JointFootprint, MeasuredTimesThatDriftPlanTheGroupAgainAndSteadyOnesDoNot) {
+  joint_footprint joint({});
+  const auto sequence = small_vgg();
+  const auto peak = footprint::predict(sequence, footprint::plan{}).peak_bytes;
+  std::uint64_t first_seen = 0;
+  std::uint64_t second_seen = 0;
+  static_cast<void>(joint.join(1, "tensile", sequence, peak / 2, first_seen));
+  static_cast<void>(joint.join(2, "tensile", sequence, peak / 2, second_seen));
+  static_cast<void>(joint.newer_plan(1, first_seen));
+  std::vector<double> as_planned;
+  for (const auto& op : sequence.operations) as_planned.push_back(op.duration_s);
+  // The times the plans were made for: nothing to do, however often they come.
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(joint.measured(1, as_planned));
+  EXPECT_FALSE(joint.measured(1, {}));  // an iteration that did not match: nothing measured
+  EXPECT_EQ(joint.drift_replans("tensile"), 0u);
+  EXPECT_FALSE(joint.newer_plan(2, second_seen));
+  // Every operation twice as slow: the moving average (beta 0.8) passes the 10% threshold at
+  // once, and both jobs get new plans, made from the new estimate.
+  std::vector<double> slower;
+  for (const auto d : as_planned) slower.push_back(2 * d);
+  EXPECT_TRUE(joint.measured(1, slower));
+  EXPECT_EQ(joint.drift_replans("tensile"), 1u);
+  EXPECT_TRUE(joint.newer_plan(1, first_seen));
+  EXPECT_TRUE(joint.newer_plan(2, second_seen));
+  // The plans now stand on the moved estimate, 0.8 * d + 0.2 * 2d: times that keep to it are
+  // no drift.
+  std::vector<double> estimate;
+  for (const auto d : as_planned) estimate.push_back(1.2 * d);
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(joint.measured(1, estimate));
+  EXPECT_EQ(joint.drift_replans("tensile"), 1u);
+  EXPECT_FALSE(joint.measured(42, slower));  // a job that never joined
+  joint.leave(1);
+  joint.leave(2);
+}
+
 TEST(JointFootprint, JobsJoinAndLeaveFromTheirOwnThreads) {
   joint_footprint joint({});
   const auto sequence = small_vgg(3, 1u << 20);

@@ -69,6 +69,7 @@ struct planned_run {
   execution_stats stats;
   footprint::plan plan;
   footprint::access_sequence sequence;
+  std::vector<double> measured_s;  ///< what the last iteration's operations took
 };
 
 constexpr std::int64_t iterations = 5;
@@ -106,6 +107,7 @@ planned_run run_planned(const make_trainee& make, MakePlan&& make_plan) {
     out.peaks.push_back(peak);
   }
   out.stats = executor.stats();
+  out.measured_s = executor.measured_durations();
   return out;
 }
 
@@ -234,6 +236,14 @@ TEST(PlanExecutor, AnEmptyPlanChangesNothing) {
   expect_bitwise(expected, run.losses);
   EXPECT_EQ(run.stats.diverged_iterations, 0u);
   EXPECT_EQ(run.stats.swaps + run.stats.recomputations, 0u);
+  // One computing time per operation, for TENSILE's online re-planning.
+  ASSERT_EQ(run.measured_s.size(), run.sequence.operations.size());
+  double total = 0;
+  for (const auto d : run.measured_s) {
+    EXPECT_GE(d, 0.0);
+    total += d;
+  }
+  EXPECT_GT(total, 0.0);
 }
 
 enum class stretch { within, from_start, across };

@@ -45,6 +45,9 @@ class joint_planner {
   /// Throws usage_error for a job without a sequence or a max_swap_ratio outside (0, 1].
   [[nodiscard]] virtual std::vector<plan> make_joint_plan(std::span<const joint_job> jobs,
                                                           const joint_request& request) const = 0;
+  /// How far measured operation times may drift before the jobs are planned again
+  /// (online_options::drift_threshold); 0: never on drift.
+  [[nodiscard]] virtual double drift_threshold() const = 0;
 };
 
 /// `p` as a joint planner, or nullptr when it plans one job at a time. The pointer lives as
@@ -76,6 +79,9 @@ struct tensile_options {
   /// Swap optimizer-updated tensors across the iteration boundary (Note [Stretches across
   /// iterations]); off, they are swapped within an iteration only, as any tensor.
   bool across = true;
+  /// Online (§4.5): how far the operation times jobs measure under their plans may drift
+  /// before every job is planned again (online_options::drift_threshold); 0: never on drift.
+  double drift = 0.1;
 };
 
 /// Throws usage_error naming the option for options outside their ranges.

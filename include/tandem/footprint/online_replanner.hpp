@@ -26,13 +26,18 @@
 
 namespace tandem::footprint {
 
+/// How much more the operations' times must shift among themselves than in all to count as
+/// drift (online_options::drift_threshold): one operation's jitter is not a change of plan.
+inline constexpr double redistribution_factor = 3.0;
+
 struct online_options {
   /// TENSILE's beta: a measured duration d moves an operation's estimate e to
   /// beta * e + (1 - beta) * d. In [0, 1); 0 takes the last measurement as it is.
   double ewma_beta = 0.8;
   /// Re-plan when the estimated durations of a job's operations have moved, in all, by more
-  /// than this share of the iteration the plans were made for (sum |e - e_planned| /
-  /// iteration): > 0.
+  /// than this share of the iteration the plans were made for (|sum (e - e_planned)| /
+  /// iteration), or have shifted between operations by more than redistribution_factor times
+  /// it (sum |e - e_planned| / iteration): >= 0, 0 never re-plans on drift.
   double drift_threshold = 0.1;
   std::size_t budget_bytes = 0;  ///< for all jobs together; 0: the planner's own choice
   cost_options costs;

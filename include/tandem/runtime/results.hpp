@@ -134,8 +134,11 @@ struct footprint_result {
   std::size_t missed_decisions = 0;
   std::size_t diverged_iterations = 0;
   /// Plans taken after the first: a job planned jointly with the others of its device gets a
-  /// new plan when one of them arrives or leaves (at its next iteration boundary).
+  /// new plan when one of them arrives or leaves, or when the operation times it measures
+  /// under its plan drift from those the plan was made for (at its next iteration boundary).
   std::size_t replans = 0;
+  /// Of those, the ones its own measured times set off (TENSILE §4.5).
+  std::size_t drift_replans = 0;
 };
 
 struct job_result {

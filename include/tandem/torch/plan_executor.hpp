@@ -133,6 +133,10 @@ class plan_executor final : public memory::trace_sink,
 
   [[nodiscard]] const execution_stats& stats() const { return stats_; }
   [[nodiscard]] const footprint::plan& plan() const;
+  /// How long each operation of the last iteration computed (seconds, from after its stalls
+  /// and recomputations to its end), one per operation of the sequence, for TENSILE's online
+  /// re-planning; empty when that iteration did not match the sequence.
+  [[nodiscard]] const std::vector<double>& measured_durations() const;
 
   void on_event(const memory::trace_event& event) override;
   [[nodiscard]] std::unique_ptr<torch::autograd::SavedVariableHooks> hooks_for_saved() override;
