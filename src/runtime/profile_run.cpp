@@ -19,6 +19,12 @@ profile_set profile_workload(const workload& spec, std::int64_t iterations, std:
   options.record_allocations = true;
   options.stop = stop;
   validate_training_workload(spec, options);
+  TANDEM_EXPECTS(spec.device.kind == device::backend_kind::cpu, config_error,
+                 spec.source +
+                     ": profiles are recorded on the CPU backend only: a profile holds each "
+                     "job's tensor access sequence, and on a CUDA device the backward pass runs "
+                     "on libtorch's shared autograd thread, which the recorder does not follow "
+                     "yet; set [device] kind = \"cpu\"");
 
   profile_set profiles;
   profiles.workload = spec.source;

@@ -15,6 +15,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/device/cuda_backend.hpp"
+#include "tandem/runtime/profile.hpp"
 #include "tandem/runtime/session.hpp"
 
 namespace tandem::runtime {
@@ -55,6 +56,13 @@ TEST(CudaTraining, FootprintPlansAreRefusedWithTheReason) {
   with_planner.overrides.planner = "checkpoint";
   EXPECT_THROW(validate_training_workload(parse(cuda_workload("scrooge")), with_planner),
                config_error);
+  // Profiles hold access sequences, recorded on the CPU backend only.
+  try {
+    static_cast<void>(profile_workload(parse(cuda_workload("scrooge")), 2, nullptr, {}));
+    FAIL() << "a profile of a CUDA workload was recorded";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CPU backend only"), std::string::npos) << e.what();
+  }
 }
 
 class CudaPolicies : public ::testing::TestWithParam<std::string> {};
