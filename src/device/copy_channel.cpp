@@ -5,7 +5,7 @@
 namespace tandem::device {
 
 copy_channel::copy_channel(backend& device, std::string name)
-    : device_(device), stream_(device.create_stream(std::move(name), stream_kind::copy)) {}
+    : stream_(device.create_stream(std::move(name), stream_kind::copy)), host_buffers_(device) {}
 
 event_ptr copy_channel::copy(void* dst, const void* src, std::size_t bytes) {
   std::lock_guard lock(mutex_);
@@ -15,7 +15,11 @@ event_ptr copy_channel::copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 std::unique_ptr<host_buffer> copy_channel::host_memory(std::size_t bytes) {
-  return device_.allocate_host(bytes);
+  return host_buffers_.take(bytes);
+}
+
+host_buffer_cache::stats copy_channel::host_memory_statistics() const {
+  return host_buffers_.statistics();
 }
 
 std::size_t copy_channel::bytes_issued() const {
