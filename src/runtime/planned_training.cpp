@@ -85,7 +85,27 @@ void planned_training::plan(footprint::access_sequence sequence,
   }
 }
 
-void planned_training::adopt(footprint::plan plan) {
+void planned_training::calibrate(const std::vector<iteration_record>& log) {
+  if (calibrated_ || log.size() < 3 || !executor_ || joined_) return;
+  calibrated_ = true;
+  const auto& reference = log[2];
+  if (reference.traffic.swapped_out_bytes > 0) return;
+  const double measured = reference.end_s - reference.start_s;
+  const double recorded = sequence_.iteration_s();
+  if (!(measured > 0) || !(recorded > 0)) return;
+  // A reference more than twice as fast as the recording is no like-for-like measure either.
+  const double factor = measured / recorded;
+  if (factor >= 1 || factor < 0.5) return;
+  for (auto& op : sequence_.operations) {
+    op.start_s *= factor;
+    op.duration_s *= factor;
+  }
+  adopt(footprint::make_planner(planner_)->make_plan(
+            sequence_, {.budget_bytes = planned_.budget_bytes, .costs = costs_}),
+        false);
+}
+
+void planned_training::adopt(footprint::plan plan, bool replaces) {
   keep_executable(plan, sequence_, persistent_);  // and priced below as it runs
   const auto measures = footprint::measure(sequence_, plan, costs_);
   planned_.swapped_tensors = measures.swapped_tensors;
@@ -101,7 +121,7 @@ void planned_training::adopt(footprint::plan plan) {
     executor_->bring_back();
     retired_ += executor_->stats();
     executor_.reset();
-    ++replans_;
+    if (replaces) ++replans_;
   }
   executor_.emplace(pool_, job_, channel_, sequence_, std::move(plan), nullptr, persistent_);
 }

@@ -95,6 +95,16 @@ class planned_training {
   /// The plan as an iteration record names it: the planner.
   [[nodiscard]] const std::string& label() const { return planner_; }
 
+  /// After each iteration, with the job's iterations so far. Once the plain reference
+  /// iteration (2) has run: the recorded iteration ran under the recorder's callbacks, which
+  /// slow every operation (ResNet-110 at batch 4: 69 ms recorded against 59.5 ms plain), so
+  /// the sequence's times are scaled to the reference's and a job planned alone is planned
+  /// again from them; its predictions are then priced at the speed the job really runs. Not
+  /// when the reference swapped passively or ran slower than the recording (something else
+  /// slowed it), nor for a job planned jointly, whose operation times the executor measures
+  /// (joint_footprint::measured).
+  void calibrate(const std::vector<iteration_record>& log);
+
   /// The plan's predictions and what `log` (the job's iterations) measured.
   [[nodiscard]] footprint_result result(const std::vector<iteration_record>& log) const;
 
@@ -119,8 +129,10 @@ class planned_training {
   std::size_t replans_ = 0;                 ///< plans taken after the first
   std::size_t drift_replans_ = 0;           ///< plans this job's measured times set off
 
-  /// Runs `plan` (made for sequence_) from the next iteration on.
-  void adopt(footprint::plan plan);
+  /// Runs `plan` (made for sequence_) from the next iteration on; `replaces` counts it among
+  /// the plans taken after the first.
+  void adopt(footprint::plan plan, bool replaces = true);
+  bool calibrated_ = false;
   bool attached_ = false;
   std::size_t fallback_swapped_out_bytes_ = 0;
 };
