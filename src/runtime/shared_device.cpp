@@ -92,6 +92,9 @@ void shared_device::uninstall_allocator() {
 
 run_result shared_device::finish(std::string source, std::vector<job_result> jobs,
                                  const std::vector<std::int64_t>& ids, bool all_left) {
+  // No job runs once every one has left: the cuBLAS workspaces of their streams go back now,
+  // not counted as memory the pool still holds.
+  if (all_left) retired_.release();
   std::vector<std::string> warnings;
   if (const auto left = pool_->stats();
       all_left && (left.reserved_bytes != 0 || left.live_bytes != 0)) {
