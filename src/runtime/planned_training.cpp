@@ -100,9 +100,14 @@ void planned_training::calibrate(const std::vector<iteration_record>& log) {
     op.start_s *= factor;
     op.duration_s *= factor;
   }
-  adopt(footprint::make_planner(planner_)->make_plan(
-            sequence_, {.budget_bytes = planned_.budget_bytes, .costs = costs_}),
-        false);
+  // The same decisions, their timed swaps as much sooner, priced again: no second search (an
+  // `optimal` or `home` plan may take a minute to make).
+  auto plan = executor_->plan();
+  for (auto& d : plan.decisions) {
+    d.swap_out.delay_s *= factor;
+    d.swap_in.delay_s *= factor;
+  }
+  adopt(std::move(plan), false);
 }
 
 void planned_training::adopt(footprint::plan plan, bool replaces) {

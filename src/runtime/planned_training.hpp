@@ -98,8 +98,8 @@ class planned_training {
   /// After each iteration, with the job's iterations so far. Once the plain reference
   /// iteration (2) has run: the recorded iteration ran under the recorder's callbacks, which
   /// slow every operation (ResNet-110 at batch 4: 69 ms recorded against 59.5 ms plain), so
-  /// the sequence's times are scaled to the reference's and a job planned alone is planned
-  /// again from them; its predictions are then priced at the speed the job really runs. Not
+  /// the sequence's times, and the plan's swap delays, are scaled to the reference's and the
+  /// plan is priced again: its predictions are then at the speed the job really runs. Not
   /// when the reference swapped passively or ran slower than the recording (something else
   /// slowed it), nor for a job planned jointly, whose operation times the executor measures
   /// (joint_footprint::measured).
