@@ -95,10 +95,6 @@ std::size_t joint_footprint::replans(const std::string& planner) const {
   return found == groups_.end() ? 0 : found->second.replanner->replans();
 }
 
-}  // namespace tandem::runtime::detail
-
-namespace tandem::runtime::detail {
-
 std::size_t joint_footprint::drift_replans(const std::string& planner) const {
   std::lock_guard lock(mutex_);
   const auto found = groups_.find(planner);

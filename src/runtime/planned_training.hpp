@@ -100,9 +100,9 @@ class planned_training {
   /// slow every operation (ResNet-110 at batch 4: 69 ms recorded against 59.5 ms plain), so
   /// the sequence's times, and the plan's swap delays, are scaled to the reference's and the
   /// plan is priced again: its predictions are then at the speed the job really runs. Not
-  /// when the reference swapped passively or ran slower than the recording (something else
-  /// slowed it), nor for a job planned jointly, whose operation times the executor measures
-  /// (joint_footprint::measured).
+  /// when the reference swapped passively, ran slower than the recording or more than twice
+  /// as fast (something else changed its speed), nor for a job planned jointly, whose
+  /// operation times the executor measures (joint_footprint::measured).
   void calibrate(const std::vector<iteration_record>& log);
 
   /// The plan's predictions and what `log` (the job's iterations) measured.
@@ -128,11 +128,11 @@ class planned_training {
   torch_support::execution_stats retired_;  ///< what executors of earlier plans did
   std::size_t replans_ = 0;                 ///< plans taken after the first
   std::size_t drift_replans_ = 0;           ///< plans this job's measured times set off
+  bool calibrated_ = false;                 ///< calibrate() has looked at the reference
 
   /// Runs `plan` (made for sequence_) from the next iteration on; `replaces` counts it among
   /// the plans taken after the first.
   void adopt(footprint::plan plan, bool replaces = true);
-  bool calibrated_ = false;
   bool attached_ = false;
   std::size_t fallback_swapped_out_bytes_ = 0;
 };

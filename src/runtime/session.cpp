@@ -156,8 +156,7 @@ void validate_training_workload(const workload& spec, const run_options& options
     if (options.overrides.planner) {
       fail_at(spec, spec.device.line,
               "--planner: " + std::string(cuda_plans_unsupported) +
-                  "; plan on a [device] of "
-                  "kind = \"cpu\"");
+                  "; plan on a [device] of kind = \"cpu\"");
     }
     if (spec.policy.planner) {
       fail_at(spec, spec.policy.planner_line,

@@ -299,15 +299,15 @@ device_spec read_device(const reader& in, const toml::table& root) {
     in.fail(reader::line_of(*region),
             "region_size must be above 0; leave it out for the pool's default (64 MiB, Zico's)");
   }
+  const bool cuda = device.kind == device::backend_kind::cuda;
   if (const auto* rate = table->get("copy_bandwidth")) {
-    if (device.kind == device::backend_kind::cuda) {
+    if (cuda) {
       in.fail(reader::line_of(*rate),
               "copy_bandwidth sets the CPU backend's simulated copy engine; a CUDA device copies "
               "over its own bus: remove copy_bandwidth");
     }
     device.copy_bandwidth = read_copy_rate(in, *rate);
   }
-  const bool cuda = device.kind == device::backend_kind::cuda;
   if (const auto index = in.integer(*table, "index", "[device]")) {
     const auto at = reader::line_of(*table->get("index"));
     if (!cuda)
