@@ -97,7 +97,7 @@ class planned_training {
 
   /// After each iteration, with the job's iterations so far. Once the plain reference
   /// iteration (2) has run: the recorded iteration ran under the recorder's callbacks, which
-  /// slow every operation (ResNet-110 at batch 4: 69 ms recorded against 59.5 ms plain), so
+  /// slow every operation (ResNet-110 at batch 4: 72 ms recorded against 57 ms plain), so
   /// the sequence's times, and the plan's swap delays, are scaled to the reference's and the
   /// plan is priced again: its predictions are then at the speed the job really runs. Not
   /// when the reference swapped passively, ran slower than the recording or more than twice
