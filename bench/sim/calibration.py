@@ -71,12 +71,12 @@ IMAGENET = {"resnet50": {"image_side": 224, "classes": 1000}}
 
 # The framework each paper ran, where the catalogue's model has a lowering for it
 # (docs/sim-models.md, "Frameworks"): Zico and Waterwave trained on TensorFlow 1.x.
-TENSORFLOW = {"gnmt": {"framework": 1}}
+TENSORFLOW = {m: {"framework": 1} for m in ("gnmt", "nasnet", "bert_base", "inception_v3")}
 
 
 def ratios(model, batches, gpu, policy, optimizer="sgd", capacity="80GiB", options=None):
     """Two identical jobs: aggregate samples/s under `policy` over temporal's, per batch."""
-    options = {**IMAGENET.get(model, {}), **(options or {})}
+    options = {**IMAGENET.get(model, {}), **TENSORFLOW.get(model, {}), **(options or {})}
     path = workload([(n, model, batches[0], optimizer, options) for n in "ab"],
                     capacity=capacity)
     keyed = simulate(path, gpu, ["temporal", policy], batches)
@@ -140,10 +140,10 @@ def main():
                solo("resnet50", 256, "v100", options={"image_side": 224, "classes": 1000}), "img/s")
     throughput("ResNet-50 b32, P100 (TF benchmarks)", 195,
                solo("resnet50", 32, "p100", options={"image_side": 224, "classes": 1000}), "img/s")
-    throughput("Inception-v3 b32, P100 (TF benchmarks)", 128, solo("inception_v3", 32, "p100"),
-               "img/s")
+    throughput("Inception-v3 b32, P100 (TF benchmarks)", 128,
+               solo("inception_v3", 32, "p100", options=TENSORFLOW["inception_v3"]), "img/s")
     throughput("BERT-base b32 seq 128, V100 (NVIDIA TF, BERT-large x3)", 140,
-               solo("bert_base", 32, "v100"), "seq/s")
+               solo("bert_base", 32, "v100", options=TENSORFLOW["bert_base"]), "seq/s")
     throughput("GNMT b128, V100 (NVIDIA DLE PyTorch FP32, Adam)", 22695,
                solo("gnmt", 128, "v100", "adam", per_sample=100), "tok/s")
     throughput("Tacotron 2 b64, V100 (NVIDIA DLE PyTorch FP32, Adam)", 12933,
@@ -158,8 +158,7 @@ def main():
     taco = ratios("tacotron", [16, 32, 64], "v100", "spatial", "adam")
     r, where = best(taco)
     ratio("Waterwave: Tacotron 2, best gain over temporal (V100)", 1.49, r, where)
-    gnmt = ratios("gnmt", [32, 64, 96, 128], "2080ti", "scrooge", capacity="11GiB",
-                  options=TENSORFLOW["gnmt"])
+    gnmt = ratios("gnmt", [32, 64, 96, 128], "2080ti", "scrooge", capacity="11GiB")
     ratio("Zico: GNMT (TF 1.x) pair, mean over b32-128 (2080 Ti)", 1.37, mean(gnmt),
           " (" + " ".join(f"{x:.2f}" for _, x, _ in gnmt) + ")")
     nas = ratios("nasnet", [16, 32, 48, 64], "2080ti", "scrooge", capacity="11GiB")

@@ -1,6 +1,7 @@
 #include "catalog_cost.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "host_stream.hpp"
 
@@ -60,7 +61,9 @@ op_cost cost_of(op_kind kind, const work& w, const gpu_spec& gpu) {
   const efficiency e = efficiency_of(kind);
   const double compute_s = w.flops / (gpu.fp32_flops * e.compute * fill);
   const double memory_s = w.bytes / (gpu.memory_bandwidth * e.bandwidth * fill);
-  return {std::max({compute_s, memory_s, shortest}), fill, host_s};
+  const double waves = w.blocks / saturating;
+  const double occupancy = waves <= 1 ? fill : waves / std::ceil(waves);
+  return {std::max({compute_s, memory_s, shortest}), occupancy, host_s};
 }
 
 std::vector<double> solo_completions(const std::vector<op_cost>& costs, const gpu_spec& gpu) {

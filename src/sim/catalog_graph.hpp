@@ -78,6 +78,9 @@ struct layer {
 struct network {
   std::int64_t batch = 0;
   std::vector<layer> layers;
+  /// The optimizer updates each parameter tensor with an operation of its own (TensorFlow 1.x's
+  /// ApplyMomentum, ApplyAdam), not PyTorch's multi-tensor launches.
+  bool per_variable_step = false;
 
   /// Appends `l` and returns its index.
   std::size_t add(layer l) {

@@ -54,12 +54,15 @@ iteration_op zero_grad(const network& net) {
 
 iteration_op optimizer_step(const network& net, optimizer_kind optimizer) {
   const parameter_totals p = totals(net);
-  if (optimizer == optimizer_kind::sgd) {
-    // momentum = 0.9 m + g; p -= lr m: reads p, g, m and writes m, p.
-    return {"optimizer.step", foreach_pass(p, 5.0 * fp32_bytes, 3), 0};
-  }
-  // Adam's foreach implementation also makes sqrt(v) for every parameter at once.
-  return {"optimizer.step", foreach_pass(p, 9.0 * fp32_bytes, 8), p.elements * fp32_bytes};
+  const bool sgd = optimizer == optimizer_kind::sgd;
+  // SGD: momentum = 0.9 m + g; p -= lr m: reads p, g, m and writes m, p. Adam's foreach
+  // implementation also makes sqrt(v) for every parameter at once.
+  iteration_op step{
+      "optimizer.step",
+      sgd ? foreach_pass(p, 5.0 * fp32_bytes, 3) : foreach_pass(p, 9.0 * fp32_bytes, 8),
+      sgd ? 0 : p.elements * fp32_bytes};
+  if (net.per_variable_step) step.cost.kernels = static_cast<int>(p.tensors);
+  return step;
 }
 
 std::string forward_name(const layer& l) {

@@ -79,12 +79,23 @@ void check_heads(const std::string& model, const model_args& args) {
                      std::to_string(heads) + ", so heads must divide hidden; change one of them");
 }
 
+/// The papers' models: `framework` 1 lowers them as TensorFlow 1.x issues them
+/// (catalog_tensorflow.hpp), as the papers trained them; 0 is PyTorch's eager lowering.
 model_entry plain(const std::string& name, std::vector<option_spec> options,
                   network (*build)(const model_args&)) {
   model_entry e;
   e.name = name;
+  options.push_back(whole("framework", 0, 0, 1));
   e.options = with_seed(std::move(options));
   e.build = build;
+  return e;
+}
+
+/// An image model of the papers: trained with L2 weight decay in TensorFlow 1.x.
+model_entry image_model(const std::string& name, std::vector<option_spec> options,
+                        network (*build)(const model_args&)) {
+  model_entry e = plain(name, std::move(options), build);
+  e.l2_weight_decay = true;
   return e;
 }
 
@@ -99,7 +110,7 @@ model_entry with_heads(const std::string& name, double length, double vocabulary
 }
 
 model_entry nasnet() {
-  model_entry e = plain(
+  model_entry e = image_model(
       "nasnet", join(image_options(224, 32, 1000), {layers(4), whole("filters", 1056, 96, 24576)}),
       build_nasnet);
   e.check = [](const model_args& args) {
@@ -123,17 +134,14 @@ std::vector<model_entry> make_catalogue() {
       zoo_model("mlp", build_mlp),
       zoo_model("lstm", build_lstm),
       zoo_model("bert_mini", build_bert_mini),
-      plain("inception_v3", image_options(299, 75, 1000), build_inception_v3),
-      plain("plain20", image_options(32, 1, 10), build_plain20),
+      image_model("inception_v3", image_options(299, 75, 1000), build_inception_v3),
+      image_model("plain20", image_options(32, 1, 10), build_plain20),
       // SqueezeNet's stride-2 convolution and three ceil-mode pools take 17 px to 8, 4, 2 and 1;
       // from 16 px the third pool would get a 1-pixel map, smaller than its window.
-      plain("squeezenet", image_options(32, 17, 10), build_squeezenet),
+      image_model("squeezenet", image_options(32, 17, 10), build_squeezenet),
       nasnet(),
       with_heads("bert_base", 128, 30522, 768, 12, 12, build_bert_base),
-      plain("gnmt",
-            join(sequence_options(50, 32000),
-                 {hidden(1024), layers(4, 2), whole("framework", 0, 0, 1)}),
-            build_gnmt),
+      plain("gnmt", join(sequence_options(50, 32000), {hidden(1024), layers(4, 2)}), build_gnmt),
       plain("rhn", join(sequence_options(35, 10000), {hidden(830), whole("depth", 10, 1, 64)}),
             build_rhn),
       plain("tacotron",

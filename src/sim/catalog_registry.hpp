@@ -24,6 +24,9 @@ struct model_entry {
   /// Checks that involve several options or a particular architecture; may be empty.
   std::function<void(const model_args&)> check;
   std::function<network(const model_args&)> build;
+  /// Its TensorFlow 1.x training script regularises every weight with an L2 loss (the image
+  /// models, as TF-slim and tf_cnn_benchmarks train them): part of `framework` 1's lowering.
+  bool l2_weight_decay = false;
 };
 
 [[nodiscard]] const std::vector<model_entry>& catalogue();

@@ -25,7 +25,44 @@ struct encoder_spec {
   std::int64_t heads = 1;
   bool dropout = false;
   bool per_head_copies = false;  ///< libtorch's MultiheadAttention (self_attention_spec)
+  bool tensorflow = false;       ///< as google-research/bert's modeling.py builds it in TF 1.x
 };
+
+/// Operations of google-research/bert's TF 1.x graph where they outnumber PyTorch's, forward
+/// and backward (about two gradient operations per forward one). The projections: three dense
+/// layers (MatMul, BiasAdd) and, for each, transpose_for_scores' reshape and transpose. The
+/// scores: MatMul, the scaling Mul, the mask's expand_dims, cast, sub, mul and add, Softmax.
+/// The context: MatMul, transpose, reshape. GELU as its tanh approximation: pow, mul, add, mul,
+/// tanh, add, mul, mul. Layer norm, dropout and the optimizer are catalog_tensorflow.cpp's.
+struct tf_ops {
+  int forward;
+  int backward;
+};
+constexpr tf_ops tf_projections{12, 24};
+constexpr tf_ops tf_scores{8, 16};
+constexpr tf_ops tf_context{3, 6};
+constexpr tf_ops tf_gelu{8, 16};
+
+void set_ops(layer& l, tf_ops ops) {
+  l.forward.kernels = ops.forward;
+  l.backward.kernels = ops.backward;
+}
+
+/// GELU, with TensorFlow's operation count where `tensorflow`.
+void gelu(network& net, const std::string& name, std::int64_t elements, bool tensorflow) {
+  activation_layer(net, name, elements);
+  if (tensorflow) set_ops(net.layers.back(), tf_gelu);
+}
+
+/// Sets the TF 1.x operation counts of the self-attention's layers added from `first` on.
+void as_tensorflow_attention(network& net, std::size_t first) {
+  for (std::size_t i = first; i < net.layers.size(); ++i) {
+    auto& l = net.layers[i];
+    if (l.name.ends_with(".qkv")) set_ops(l, tf_projections);
+    if (l.name.ends_with(".scores")) set_ops(l, tf_scores);
+    if (l.name.ends_with(".context")) set_ops(l, tf_context);
+  }
+}
 
 /// The sum of the embeddings from layer `first` on, which only the sum reads.
 void sum_embeddings(network& net, std::size_t first, std::int64_t elements) {
@@ -55,10 +92,12 @@ void encoder_layer(network& net, const std::string& name, const encoder_spec& sp
   attention.heads = spec.heads;
   attention.dropout = spec.dropout;
   attention.per_head_copies = spec.per_head_copies;
+  const std::size_t first = net.layers.size();
   self_attention(net, name + ".attention", attention);
+  if (spec.tensorflow) as_tensorflow_attention(net, first);
   residual_norm(net, name + ".attention", spec);
   linear(net, name + ".ffn1", rows, spec.hidden, 4 * spec.hidden);
-  activation_layer(net, name + ".gelu", rows * 4 * spec.hidden);
+  gelu(net, name + ".gelu", rows * 4 * spec.hidden, spec.tensorflow);
   linear(net, name + ".ffn2", rows, 4 * spec.hidden, spec.hidden);
   residual_norm(net, name + ".ffn", spec);
 }
@@ -71,6 +110,7 @@ void encoder(network& net, const model_args& args, bool zoo) {
   spec.heads = args.integer("heads");
   spec.dropout = !zoo;
   spec.per_head_copies = zoo;
+  spec.tensorflow = !zoo && args.integer("framework") == 1;
   for (std::int64_t i = 0; i < args.integer("layers"); ++i) {
     encoder_layer(net, "layer" + std::to_string(i), spec);
   }
@@ -89,7 +129,7 @@ void next_sentence_head(network& net, std::int64_t hidden) {
 /// BERT's masked-token head on `rows` gathered positions; the decoder's weight is the word
 /// embedding's (layer `words`).
 void masked_token_head(network& net, std::int64_t rows, std::int64_t hidden,
-                       std::int64_t vocabulary, std::size_t words) {
+                       std::int64_t vocabulary, std::size_t words, bool tensorflow) {
   layer gather;
   gather.name = "masked_positions";
   gather.kind = op_kind::embedding;
@@ -102,7 +142,7 @@ void masked_token_head(network& net, std::int64_t rows, std::int64_t hidden,
   gather.input_gradient_bytes = rows * hidden * fp32_bytes;
   net.add(std::move(gather));
   linear(net, "mlm.transform", rows, hidden, hidden);
-  activation_layer(net, "mlm.gelu", rows * hidden);
+  gelu(net, "mlm.gelu", rows * hidden, tensorflow);
   layer_norm(net, "mlm.norm", rows, hidden);
   linear(net, "mlm.decoder", rows, hidden, vocabulary, with_weight_of(words));
   net.release_last_after_next();
@@ -150,7 +190,8 @@ network build_bert_base(const model_args& args) {
   dropout(net, "embeddings.dropout", rows * hidden);
   encoder(net, args, false);
   next_sentence_head(net, hidden);
-  masked_token_head(net, net.batch * masked, hidden, vocabulary, first);
+  masked_token_head(net, net.batch * masked, hidden, vocabulary, first,
+                    args.integer("framework") == 1);
   return net;
 }
 

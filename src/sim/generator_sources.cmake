@@ -21,6 +21,7 @@ set(TANDEM_SIM_GENERATOR_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/catalog_rhn.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_sequence.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_squeezenet.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/catalog_tensorflow.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_tacotron.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_transformer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/catalog_vgg16.cpp

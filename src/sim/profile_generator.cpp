@@ -7,6 +7,7 @@
 #include "catalog_lowering.hpp"
 #include "catalog_registry.hpp"
 #include "catalog_sequence.hpp"
+#include "catalog_tensorflow.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/sim/sequence_generator.hpp"
 
@@ -25,7 +26,12 @@ constexpr double max_iteration_bytes = 0x1p53;
 
 catalog::network network_of(const model_request& request) {
   const auto& entry = catalog::find_model(request.model);
-  auto net = entry.build(catalog::resolve(entry, request));
+  const auto args = catalog::resolve(entry, request);
+  auto net = entry.build(args);
+  const auto& values = args.values();
+  if (const auto it = values.find("framework"); it != values.end() && it->second == 1) {
+    catalog::lower_as_tensorflow1(net, entry.l2_weight_decay);
+  }
   // Per-layer sizes fit (the registry bounds every option); their sum over many layers might not.
   TANDEM_EXPECTS(catalog::bytes_upper_bound(net) < max_iteration_bytes, config_error,
                  "model '" + request.model + "' at batch size " +

@@ -87,9 +87,10 @@ TEST(WorkloadSim, SpatialSharingBeatsTemporalWhenItFitsAndMpsPaysWhenItDoesNot) 
   const auto temporal = simulate_workload(spec, setup);
   EXPECT_EQ(spatial.failed_jobs(), 0u);
   // Both fill the GPU: sharing it gains only each other's host gaps (the iteration's own host
-  // time and what the device waits for at its start; 3% here), and loses nothing.
+  // time and what the device waits for at its start) and the last waves of each other's
+  // kernels (9% here), and loses nothing.
   EXPECT_LE(spatial.makespan_s, temporal.makespan_s);
-  EXPECT_GT(spatial.makespan_s, 0.95 * temporal.makespan_s);
+  EXPECT_GT(spatial.makespan_s, 0.88 * temporal.makespan_s);
 
   // A budget below the two peaks: spatial fails a job, mps-um completes both but pays paging.
   const auto peak = simulated_jobs(spec, setup)[0].profile->held.peak();
