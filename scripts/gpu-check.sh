@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # On a GPU machine: build with the CUDA backend required, run the CUDA tests, then the whole
 # suite, then train two jobs side by side on the GPU under temporal, spatial, scrooge and
-# nodegroup and print the throughput table (bench/colocate/two_resnets_cuda.toml). Fails if a CUDA test skipped although nvidia-smi sees a GPU (a driver or runtime
-# mismatch would otherwise pass silently).
+# nodegroup and print the throughput table (bench/colocate/two_resnets_cuda.toml), then set two
+# zoo models' measured solo and side-by-side throughput against the simulator's
+# (bench/sim/gpu_validation.py). Fails if a CUDA test skipped although nvidia-smi sees a GPU (a
+# driver or runtime mismatch would otherwise pass silently).
 # Usage: scripts/gpu-check.sh [build-dir]   (default: build-gpu, relative to the repository)
 # A GPU machine that cannot reach Debian's archive gets the C++ libraries tandem builds against
 # from .deps/: scripts/gpu-deps.sh downloads their Debian packages there on a machine that can,
@@ -70,6 +72,9 @@ ctest --test-dir "$dir" -j "$(nproc)" --output-on-failure --timeout 600
 if [[ -n "$torch_prefix" ]] && ((gpu_seen)); then
   WORKLOAD=bench/colocate/two_resnets_cuda.toml POLICIES="temporal spatial scrooge nodegroup" \
     bench/colocate/colocate.sh "$dir" "${GPU_CHECK_ROUNDS:-3}"
+  # The simulator against this GPU (issue 22): two zoo models, solo, one after another and side
+  # by side, measured and simulated on the closest spec.
+  python3 bench/sim/gpu_validation.py "$dir" --rounds "${GPU_CHECK_ROUNDS:-3}"
 else
   echo "gpu-check: no GPU or no CUDA libtorch; the two-job throughput table is not measured" >&2
 fi

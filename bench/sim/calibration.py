@@ -2,11 +2,11 @@
 """The simulator against the papers' figures: solo throughputs that vendors and papers publish,
 then co-location ratios (Waterwave Fig. 7, Zico Fig. 5 and Fig. 8) with no further tuning.
 
-    bench/sim/calibration.py BUILD_DIR [--predict-gpu-check]
+    bench/sim/calibration.py BUILD_DIR
 
 Prints one table: figure, paper value, simulator value, error (relative for throughputs, absolute
 for ratios), and whether it is within the target (10% for throughputs, 0.1x for ratios).
---predict-gpu-check prints instead the simulator's prediction for scripts/gpu-check.sh's cases.
+The simulator against a lent GPU is bench/sim/gpu_validation.py (scripts/gpu-check.sh runs it).
 Sources of every figure: docs/sim-models.md, "Calibration".
 """
 import json
@@ -118,23 +118,7 @@ def mean(results):
     return sum(r for _, r, _ in results) / len(results)
 
 
-def predict_gpu_check():
-    """The simulator's side of scripts/gpu-check.sh: two identical zoo jobs on a V100 (the
-    spec to read against the lent GPU), solo, one after another, side by side."""
-    for model, batch in (("resnet50", 64), ("lstm", 64)):
-        path = workload([(n, model, batch, "sgd", {}) for n in "ab"])
-        keyed = simulate(path, "v100", ["exclusive", "temporal", "spatial"])
-        solo_s = keyed[("file", "exclusive")]["jobs"][0]["samples_per_s"]
-        t = keyed[("file", "temporal")]["aggregate_samples_per_s"]
-        s = keyed[("file", "spatial")]["aggregate_samples_per_s"]
-        print(f"{model} b{batch} on V100-32GB: solo {solo_s:.1f} samples/s, one after another "
-              f"{t:.1f}, side by side {s:.1f} ({s / t:.2f}x temporal)")
-
-
 def main():
-    if "--predict-gpu-check" in sys.argv:
-        predict_gpu_check()
-        return
     # Solo throughputs (vendors' and papers' figures; docs/sim-models.md, "Calibration").
     throughput("ResNet-50 b256, V100 (NVIDIA DLE PyTorch FP32)", 356,
                solo("resnet50", 256, "v100", options={"image_side": 224, "classes": 1000}), "img/s")

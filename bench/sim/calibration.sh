@@ -2,7 +2,7 @@
 # The simulator against the papers' figures (docs/sim-models.md, "Calibration"): one table of
 # figure, paper value, simulator value, error, in one run (a few seconds).
 #   bench/sim/calibration.sh [BUILD_DIR]            the table
-#   bench/sim/calibration.sh BUILD_DIR --predict-gpu-check   the simulator's side of scripts/gpu-check.sh
+# The simulator against a lent GPU: bench/sim/gpu_validation.py (scripts/gpu-check.sh runs it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 exec python3 bench/sim/calibration.py "${1:-build}" "${@:2}"
