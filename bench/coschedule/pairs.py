@@ -9,9 +9,12 @@ same generated profiles:
   temporal, scrooge, nodegroup         (no plans)
   planned+spatial                      (each job planned alone for its share, then all at once)
   scrooge+PLANNER                      (scrooge choosing, at each start, a delay or a plan)
+  nodegroup+PLANNER                    (nodegroup running a plan where a job would run alone
+                                        or wait)
 and prints each policy's normalized throughput (Zico's: the sum over the jobs of the samples each
 trained per second of the run's makespan against its samples/s alone, from an `exclusive` run of
-the same jobs; one job at a time comes to about 1), against temporal's, and scrooge+PLANNER's against the best of the others. A
+the same jobs; one job at a time comes to about 1), against temporal's, and scrooge+PLANNER's and nodegroup+PLANNER's against the best of the
+others. A
 run that fails a job counts as no throughput ('-'). The simulator is deterministic, so one run
 of each is the figure.
 
@@ -85,6 +88,13 @@ def figure(result, solo):
                for job in result["jobs"])
 
 
+def planned_iterations(result):
+    """Iterations run under a plan: scrooge counts them system-wide, nodegroup per job."""
+    if "planned" in result["policy_stats"]:
+        return result["policy_stats"]["planned"]
+    return sum(job.get("policy_stats", {}).get("planned", 0) for job in result["jobs"])
+
+
 def run_case(case, work, tight):
     label, workload, gpu, batch = case
     columns = {}
@@ -107,17 +117,18 @@ def run_case(case, work, tight):
         planned, _ = simulate(workload, gpu, batch,
                               ["--policy", "spatial", "--planner", planner] + budget, work)
         columns[f"planned+spatial ({planner})"] = figure(planned[0], solo) if planned else None
-        chosen, _ = simulate(workload, gpu, batch,
-                             ["--policy", "scrooge", "--policy-planner", planner] + budget, work)
-        columns[f"scrooge+{planner}"] = figure(chosen[0], solo) if chosen else None
-        columns[f"scrooge+{planner} planned"] = (
-            chosen[0]["policy_stats"].get("planned") if chosen else None)
+        for policy in ("scrooge", "nodegroup"):
+            chosen, _ = simulate(workload, gpu, batch,
+                                 ["--policy", policy, "--policy-planner", planner] + budget, work)
+            columns[f"{policy}+{planner}"] = figure(chosen[0], solo) if chosen else None
+            columns[f"{policy}+{planner} planned"] = (
+                planned_iterations(chosen[0]) if chosen else None)
     return label, gpu, columns, None
 
 
 def print_table(title, rows):
     others = ["temporal", "scrooge", "nodegroup"] + [f"planned+spatial ({p})" for p in PLANNERS]
-    combined = [f"scrooge+{p}" for p in PLANNERS]
+    combined = [f"{policy}+{p}" for p in PLANNERS for policy in ("scrooge", "nodegroup")]
     print(title)
     header = ["pair", "gpu"] + others + combined + ["best other"] + [
         f"{c} / best other" for c in combined] + [f"{c}: planned iterations" for c in combined]

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+from workload_file import write_workload
+
 BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
 TANDEM = os.path.join(BUILD, "src", "tandem")
 WORK = tempfile.mkdtemp(prefix="tandem-calibration-")
@@ -23,22 +25,15 @@ WORK = tempfile.mkdtemp(prefix="tandem-calibration-")
 def workload(jobs, policy="temporal", capacity="80GiB", seconds=None):
     """A workload file of `jobs` [(name, model, batch, optimizer, options)]."""
     path = os.path.join(WORK, f"w{len(os.listdir(WORK))}.toml")
-    lines = []
-    if capacity:
-        lines += ["[device]", f'capacity = "{capacity}"', ""]
-    lines += ["[policy]", f'name = "{policy}"', ""]
+    entries = []
     for name, model, batch, optimizer, options in jobs:
-        lines += ["[[job]]", f'name = "{name}"', f'model = "{model}"', f"batch_size = {batch}"]
-        lines += [f"duration_s = {seconds}"] if seconds else ["iterations = 20"]
+        job = {"name": name, "model": model, "batch_size": batch}
+        job.update({"duration_s": seconds} if seconds else {"iterations": 20})
         if optimizer != "sgd":
-            lines.append(f'optimizer = "{optimizer}"')
-        if options:
-            lines.append("model_options = { " +
-                         ", ".join(f"{k} = {v}" for k, v in options.items()) + " }")
-        lines.append("")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
-    return path
+            job["optimizer"] = optimizer
+        job["model_options"] = options
+        entries.append(job)
+    return write_workload(path, policy, entries, {"capacity": capacity} if capacity else None)
 
 
 def simulate(path, gpu, policies, batches=None):

@@ -23,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 
+from workload_file import write_workload
+
 # (model, batch, model_options): a convolutional network that fills a GPU and a recurrent one
 # whose small step GEMMs do not.
 MODELS = [("resnet56", 128, {"image_side": 32}), ("lstm", 64, {})]
@@ -58,23 +60,13 @@ def guess_spec():
 
 
 def workload(directory, model, batch, options, device, iterations):
-    path = os.path.join(directory, f"{model}.toml")
-    lines = ["[device]"]
     if device == "cuda":
-        lines += ['kind = "cuda"', 'capacity = "16GiB"']
+        table = {"kind": "cuda", "capacity": "16GiB"}
     else:
-        lines += ['capacity = "4GiB"', 'copy_bandwidth = "memcpy"']
-    lines += ["", "[policy]", 'name = "temporal"', ""]
-    for name in "ab":
-        lines += ["[[job]]", f'name = "{name}"', f'model = "{model}"', f"batch_size = {batch}",
-                  f"iterations = {iterations}", "threads = 1"]
-        if options:
-            lines.append("model_options = { " +
-                         ", ".join(f"{k} = {v}" for k, v in options.items()) + " }")
-        lines.append("")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
-    return path
+        table = {"capacity": "4GiB", "copy_bandwidth": "memcpy"}
+    jobs = [{"name": name, "model": model, "batch_size": batch, "iterations": iterations,
+             "threads": 1, "model_options": options} for name in "ab"]
+    return write_workload(os.path.join(directory, f"{model}.toml"), "temporal", jobs, table)
 
 
 def figures(results):

@@ -101,11 +101,11 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--planner", sim.planner,
                       "Plan every training job's iteration with this footprint planner (" +
                           cli::planner_names_text() + "; with --gpu)");
-  sim_cmd->add_option("--policy-planner", sim.policy_planner,
-                      "The policy may run iterations under plans by this footprint planner, "
-                      "choosing at each start between a delay and a plan (scrooge, srtf, pack, "
-                      "fair; replaces "
-                      "[policy] planner; none: no plans)");
+  sim_cmd->add_option(
+      "--policy-planner", sim.policy_planner,
+      "The policy may run iterations under plans by this footprint planner, "
+      "choosing at each start between a delay and a plan (scrooge, nodegroup, srtf, "
+      "pack, fair; replaces [policy] planner; none: no plans)");
   sim_cmd->add_option("--plan-budget", sim.plan_budget,
                       "Budget of the plans: N% of each job's vanilla peak or a size (e.g. 75%, "
                       "6GiB); default: each job's share of the device's budget");
@@ -178,11 +178,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--planner", run.planner,
                       "Footprint planner of every training job, replacing the jobs' planner: "
                       "each records an iteration, plans it and runs the rest under the plan");
-  run_cmd->add_option("--policy-planner", run.policy_planner,
-                      "The policy may run iterations under plans by this footprint planner, "
-                      "choosing at each start between a delay and a plan (scrooge, srtf, pack, "
-                      "fair; replaces "
-                      "[policy] planner; none: no plans)");
+  run_cmd->add_option(
+      "--policy-planner", run.policy_planner,
+      "The policy may run iterations under plans by this footprint planner, "
+      "choosing at each start between a delay and a plan (scrooge, nodegroup, srtf, "
+      "pack, fair; replaces [policy] planner; none: no plans)");
   run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
   run_cmd->add_option("--timeline", run.timeline_path,
                       "Write the memory timeline (time, job, live bytes by kind) as CSV");

@@ -25,6 +25,19 @@ std::vector<group_need> needs_of(const iteration_partition& partition) {
   return needs;
 }
 
+/// A planned iteration as one group: its predicted rise over what it holds at its start, and
+/// what it holds more (or less) at its end.
+group_need single_group(const footprint_variant& variant) {
+  const auto& curve = variant.held;
+  const auto net = difference(curve.held_at_end(), curve.held_at_start);
+  return {curve.peak() - curve.held_at_start, net,
+          net > 0 ? group_kind::allocating : group_kind::freeing};
+}
+
+double length_of(const footprint_variant& variant) {
+  return variant.iteration_s > 0 ? variant.iteration_s : variant.held.duration_s;
+}
+
 }  // namespace
 
 const option_table<nodegroup_options>& nodegroup_options::table() {
@@ -109,6 +122,12 @@ void nodegroup_policy::on_iteration_start(job_id job, double now_s) {
   state.built = true;
   state.entered_held.clear();
   state.turn = ++iteration_starts_;
+  state.running_variant = state.chosen < state.variants.size() ? state.chosen : 0;
+  if (state.running_variant > 0) {
+    ++state.stats.planned;
+    state.stats.plan_extra_s +=
+        length_of(state.variants[state.running_variant]) - length_of(state.variants.front());
+  }
   on_group_start(job, 0, now_s);
 }
 
@@ -134,12 +153,17 @@ void nodegroup_policy::on_group_end(job_id job, std::size_t group, double now_s)
 void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& report, double now_s) {
   auto& state = jobs_.at(job);
   if (!report.restarted) {
-    // A restarted iteration (cut short, to run again) is no whole iteration to learn from.
+    // A restarted iteration (cut short, to run again) is no whole iteration to learn from, nor
+    // is a planned one: its allocations are not those the plain iteration's groups are cut from.
     ++state.stats.iterations;
     if (state.solo) ++state.stats.solo_iterations;
-    learn(state, report);
+    if (state.running_variant == 0) learn(state, report);
     state.idle_held = report.held.held_at_end();
   }
+  state.running_variant = 0;
+  state.chosen = 0;
+  state.beside = false;
+  state.reserved = 0;
   state.peak_held = std::max(state.peak_held, report.held.peak());
   state.next_group = 0;
   state.running = false;
@@ -229,13 +253,53 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
   job.calibrated = true;
 }
 
-bool nodegroup_policy::needs_solo_fallback(job_id id, const job_state& job) const {
-  std::size_t others_idle = 0;
+std::size_t nodegroup_policy::others_idle(job_id id) const {
+  std::size_t idle = 0;
   for (const auto& [other, state] : jobs_) {
-    if (other != id) others_idle += state.idle_held;
+    if (other != id) idle += state.idle_held;
   }
-  const bool plan_fits = others_idle + held_by(id, job) + need_to_finish(job.needs) <= budget_;
-  return !plan_fits && others_idle + job.peak_held <= budget_;
+  return idle;
+}
+
+bool nodegroup_policy::needs_solo_fallback(job_id id, const job_state& job) const {
+  const auto idle = others_idle(id);
+  const bool plan_fits = idle + held_by(id, job) + need_to_finish(job.needs) <= budget_;
+  return !plan_fits && idle + job.peak_held <= budget_;
+}
+
+std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) const {
+  if (job.variants.size() < 2 || job.next_group != 0) return 0;
+  const auto idle = others_idle(id);
+  const auto held = held_by(id, job);
+  const double plain_s = length_of(job.variants.front());
+  // The plans that fit beside the others' idle holdings, with their extra time over plain.
+  std::vector<std::pair<double, std::size_t>> fitting;
+  for (std::size_t k = 1; k < job.variants.size(); ++k) {
+    const auto& curve = job.variants[k].held;
+    // A job not built yet holds nothing: its first iteration takes the whole curve.
+    const auto need = curve.peak() - (job.built ? curve.held_at_start : 0);
+    if (idle + held + need <= budget_)
+      fitting.emplace_back(length_of(job.variants[k]) - plain_s, k);
+  }
+  if (fitting.empty()) return 0;
+  const auto [extra, cheapest] = *std::min_element(fitting.begin(), fitting.end());
+  // A plan faster than the plain iteration (one slowed by passive swapping, as measured where
+  // it did not fit) is taken whenever it fits.
+  if (extra < 0) return cheapest;
+  // Otherwise the plain way on, where it can: a pipelined job's groups paired with the others',
+  // a job not pipelined yet profiling alone (or, never built, admitted by the shared rule).
+  bool alone_fits = false;
+  if (pipelined(job)) {
+    if (idle + held + need_to_finish(job.needs) <= budget_) return 0;
+    alone_fits = idle + job.peak_held <= budget_;
+  } else if (idle + job.variants.front().held.peak() <= budget_ && (job.built || admits(id))) {
+    return 0;  // its plain iteration, as predicted, fits beside the others' idle holdings
+  }
+  // Running alone costs every other job a plain iteration of this one's; a plan costs this job
+  // its extra time. Where running alone cannot fit, any plan that fits beats waiting for others
+  // to leave.
+  const double alone_cost = plain_s * static_cast<double>(jobs_.size() - 1);
+  return !alone_fits || extra < alone_cost ? cheapest : 0;
 }
 
 bool nodegroup_policy::admits(job_id newcomer) const {
@@ -261,8 +325,14 @@ void nodegroup_policy::next_step(double now_s) {
   const job_state* solo = nullptr;
   job_id solo_id = 0;
   bool anyone_mid_iteration = false;
+  std::map<job_id, std::size_t> plans;  // jobs that would run a plan rather than wait or run alone
   for (const auto& [id, job] : jobs_) {
-    if (job.next_group > 0) anyone_mid_iteration = true;
+    if (job.ready) {
+      if (const auto k = plan_instead(id, job); k > 0) plans[id] = k;
+    }
+  }
+  for (const auto& [id, job] : jobs_) {
+    if (job.next_group > 0 || job.beside) anyone_mid_iteration = true;
     if (job.ready && !pipelined(job) && job.next_group > 0) {
       solo = &job;
       solo_id = id;
@@ -270,23 +340,39 @@ void nodegroup_policy::next_step(double now_s) {
       break;
     }
     if (!job.ready || (solo != nullptr && job.arrival_rank > solo->arrival_rank)) continue;
-    const bool wants_solo = !pipelined(job) ? job.built || admits(id)
-                                            : job.next_group == 0 && needs_solo_fallback(id, job);
+    const bool wants_solo = !plans.contains(id) &&
+                            (!pipelined(job) ? job.built || admits(id)
+                                             : job.next_group == 0 && needs_solo_fallback(id, job));
     if (wants_solo) {
       solo = &job;
       solo_id = id;
     }
   }
+  bool granted_beside = false;
   const auto grant = [&](const std::vector<job_id>& members) {
+    std::vector<job_id> stepping;
     for (const auto id : members) {
       auto& job = jobs_.at(id);
+      if (job.next_group == 0) {
+        const auto plan = plans.find(id);
+        job.chosen = plan == plans.end() ? 0 : plan->second;
+      }
+      if (job.next_group == 0 && job.chosen > 0) {
+        const auto& curve = job.variants[job.chosen].held;
+        job.beside = true;
+        job.reserved =
+            job.built ? held_by(id, job) + (curve.peak() - curve.held_at_start) : curve.peak();
+        granted_beside = true;
+      } else {
+        stepping.push_back(id);
+      }
       job.ready = false;
       job.granted = true;
       job.stats.barrier_wait_s += now_s - job.ready_since_s;
       ++job.stats.groups_run;
       ++grants_;
     }
-    barrier_.open(members);
+    if (!stepping.empty()) barrier_.open(stepping);
   };
   if (solo != nullptr && !anyone_mid_iteration) {
     if (pipelined(*solo)) ++jobs_.at(solo_id).stats.solo_fallbacks;
@@ -299,7 +385,17 @@ void nodegroup_policy::next_step(double now_s) {
   std::vector<job_id> ids;
   for (const auto& [id, job] : jobs_) {
     pairing_job entry{id, held_by(id, job), {}, job.next_group, false, job.turn};
-    if (pipelined(job)) {
+    if (job.beside) entry.held = std::max(entry.held, job.reserved);
+    if (const auto plan = plans.find(id); plan != plans.end()) {
+      auto need = single_group(job.variants[plan->second]);
+      if (!job.built) {  // it makes its persistent memory too
+        const auto& curve = job.variants[plan->second].held;
+        need.rise = curve.peak();
+        need.net = static_cast<std::int64_t>(curve.held_at_end());
+      }
+      entry.remaining = {need};
+      entry.ready = job.ready && solo == nullptr;
+    } else if (pipelined(job)) {
       entry.remaining.assign(job.needs.begin() + static_cast<std::ptrdiff_t>(
                                                      std::min(job.next_group, job.needs.size())),
                              job.needs.end());
@@ -309,6 +405,11 @@ void nodegroup_policy::next_step(double now_s) {
     ids.push_back(id);
   }
   auto chosen = choose_step(view, budget_, options_.streams);
+  // A planned iteration under way will end and give back what it reserved: wait for it rather
+  // than force a step past its reservation.
+  const bool planned_under_way =
+      std::any_of(jobs_.begin(), jobs_.end(), [](const auto& j) { return j.second.beside; });
+  if (chosen.empty() && planned_under_way) return;
   if (chosen.empty()) {
     // Nobody runs and no step passes the checks: a job goes on alone rather than everyone
     // waiting for an event that cannot come. The furthest through its iteration whose next group
@@ -336,6 +437,9 @@ void nodegroup_policy::next_step(double now_s) {
   std::vector<job_id> members;
   for (const auto i : chosen) members.push_back(ids[i]);
   grant(members);
+  // Planned iterations run outside the steps: when only they were granted, the next step may
+  // begin at once beside them.
+  if (granted_beside && barrier_.is_open()) next_step(now_s);
 }
 
 decision nodegroup_policy::answer(job_id job, std::size_t group, double /*now_s*/) {
@@ -354,11 +458,23 @@ decision nodegroup_policy::may_enter_group(job_id job, std::size_t group, double
 
 std::vector<std::size_t> nodegroup_policy::group_boundaries(job_id job) const {
   const auto found = jobs_.find(job);
-  if (found == jobs_.end() || !found->second.partition) return {};
+  if (found == jobs_.end() || !found->second.partition || found->second.chosen > 0) return {};
   std::vector<std::size_t> boundaries;
   const auto& groups = found->second.partition->groups;
   for (std::size_t g = 1; g < groups.size(); ++g) boundaries.push_back(groups[g].first_allocation);
   return boundaries;
+}
+
+void nodegroup_policy::offer_variants(job_id job, std::vector<footprint_variant> variants) {
+  auto& state = jobs_.at(job);
+  state.stats.plans = variants.empty() ? 0 : static_cast<std::int64_t>(variants.size() - 1);
+  state.variants = std::move(variants);
+  if (!state.running) state.chosen = 0;
+}
+
+std::size_t nodegroup_policy::chosen_variant(job_id job) const {
+  const auto found = jobs_.find(job);
+  return found == jobs_.end() ? 0 : found->second.chosen;
 }
 
 nodegroup_job_stats nodegroup_policy::stats(job_id job) const {
@@ -387,7 +503,10 @@ std::vector<policy_statistic> nodegroup_policy::job_statistics(job_id job) const
           {"groups_run", static_cast<double>(s.groups_run)},
           {"repartitions", static_cast<double>(s.repartitions)},
           {"solo_fallbacks", static_cast<double>(s.solo_fallbacks)},
-          {"barrier_wait_s", s.barrier_wait_s}};
+          {"barrier_wait_s", s.barrier_wait_s},
+          {"plans", static_cast<double>(s.plans)},
+          {"planned", static_cast<double>(s.planned)},
+          {"plan_extra_s", s.plan_extra_s}};
 }
 
 std::vector<policy_statistic> nodegroup_policy::system_statistics() const {

@@ -156,10 +156,27 @@ TEST(NodeGroup, AJobArrivingMidIterationIsProfiledOnceTheOthersFinishTheirs) {
   EXPECT_EQ(policy.may_start(0, now), wait);
 }
 
-TEST(NodeGroup, AJobWhosePlanCannotFitBesideTheOthersRunsAloneRatherThanStarve) {
+/// A way to run job 0's iteration: from its 100 MiB idle holding up by `rise_mib` and back,
+/// taking `seconds`.
+footprint_variant variant(std::size_t rise_mib, double seconds) {
+  footprint_variant v;
+  v.label = rise_mib == 41 ? "none" : "plan";
+  v.held.held_at_start = 100 * MiB;
+  const auto rise = static_cast<std::int64_t>(rise_mib * MiB);
+  v.held.steps = {{0.1 * seconds, rise}, {0.9 * seconds, -rise}};
+  v.held.duration_s = seconds;
+  v.iteration_s = seconds;
+  return v;
+}
+
+/// Job 0, offered `variants`, with a plan inflated by one grown iteration (51 MiB above its
+/// 100 MiB idle holding), and job 1 pipelined beside it (41 MiB), under `budget_mib` from job
+/// 1's last solo iteration on.
+nodegroup_policy inflated_pair(std::size_t budget_mib, std::vector<footprint_variant> variants,
+                               double& now) {
   nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
-  double now = 0;
   policy.on_arrival(job_info::make(0, "a", 0), now);
+  policy.offer_variants(0, std::move(variants));
   for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
   // One iteration whose groups took 20 MiB more: the plan now needs 61 MiB above the idle
   // holding, although the job never held more than 141 MiB in all.
@@ -171,15 +188,67 @@ TEST(NodeGroup, AJobWhosePlanCannotFitBesideTheOthersRunsAloneRatherThanStarve) 
   // (51 MiB), then job 1 is profiled alone.
   run_iteration(policy, 0, iteration(100, 4), now);
   for (int i = 0; i < 3; ++i) {
-    if (i == 2) policy.on_budget_change(245 * MiB, now);
+    if (i == 2) policy.on_budget_change(budget_mib * MiB, now);
     run_iteration(policy, 1, iteration(100, 4), now);
   }
+  return policy;
+}
+
+TEST(NodeGroup, AJobWhosePlanCannotFitBesideTheOthersRunsAloneRatherThanStarve) {
+  double now = 0;
+  auto policy = inflated_pair(245, {}, now);
   // 245 MiB: job 1's plan (41 MiB) fits beside job 0's 100 idle; job 0's inflated plan (51)
   // does not, but its largest measured holding does: it runs alone instead of waiting forever.
   EXPECT_EQ(policy.may_start(0, now), start);
   EXPECT_EQ(policy.may_start(1, now), wait);
   EXPECT_EQ(policy.stats(0).solo_fallbacks, 1);
   EXPECT_EQ(policy.forced_steps(), 0u);
+}
+
+TEST(NodeGroup, AJobThatWouldRunAloneRunsACheapPlanBesideThePipelineInstead) {
+  double now = 0;
+  auto policy = inflated_pair(250, {variant(41, 1.0), variant(5, 1.2)}, now);
+  const auto needs = policy.planned_needs(0);
+  EXPECT_EQ(policy.stats(0).plans, 1);
+  EXPECT_EQ(policy.stats(0).planned, 0) << "profiling and calibration ran plain";
+  // Plain, job 0 does not fit beside job 1's idle 100 MiB (100 + 100 + 51 > 250) and would run
+  // alone; its plan (+5 MiB, 0.2 s more) costs less than a plain iteration of job 1's waiting.
+  ASSERT_EQ(policy.may_start(0, now), start);
+  EXPECT_EQ(policy.chosen_variant(0), 1u);
+  EXPECT_TRUE(policy.group_boundaries(0).empty()) << "a planned iteration is one group";
+  policy.on_iteration_start(0, now);
+  EXPECT_EQ(policy.stats(0).planned, 1);
+  EXPECT_NEAR(policy.stats(0).plan_extra_s, 0.2, 1e-9);
+  EXPECT_EQ(policy.stats(0).solo_fallbacks, 0);
+  // It runs beside the pipeline with 105 MiB reserved: job 1's groups go on beside it
+  // (105 + 100 + 41 <= 250).
+  EXPECT_EQ(policy.may_start(1, now), start);
+  policy.on_iteration_start(1, now);
+  // Its planned iteration is not learned from: its groups stay as they were.
+  iteration_report planned;
+  planned.held.held_at_start = 100 * MiB;
+  planned.held.steps = {{0.1, static_cast<std::int64_t>(5 * MiB)},
+                        {0.9, -static_cast<std::int64_t>(5 * MiB)}};
+  planned.memory = {{static_cast<std::int64_t>(5 * MiB), 105 * MiB},
+                    {-static_cast<std::int64_t>(5 * MiB), 100 * MiB}};
+  policy.on_iteration_end(0, planned, now += 1.2);
+  EXPECT_EQ(policy.planned_needs(0), needs);
+  EXPECT_EQ(policy.stats(0).repartitions, 0);
+  EXPECT_EQ(policy.chosen_variant(0), 0u);
+}
+
+TEST(NodeGroup, APlanDearerThanRunningAloneIsNotChosenAndNoneFitsIsNoneChosen) {
+  double now = 0;
+  auto dear = inflated_pair(250, {variant(41, 1.0), variant(5, 3.0)}, now);  // 2 s dearer
+  EXPECT_EQ(dear.may_start(0, now), start);
+  EXPECT_EQ(dear.chosen_variant(0), 0u);
+  EXPECT_EQ(dear.stats(0).solo_fallbacks, 1);
+
+  now = 0;
+  auto large = inflated_pair(250, {variant(41, 1.0), variant(60, 1.1)}, now);  // does not fit
+  EXPECT_EQ(large.may_start(0, now), start);
+  EXPECT_EQ(large.chosen_variant(0), 0u);
+  EXPECT_EQ(large.stats(0).solo_fallbacks, 1);
 }
 
 TEST(NodeGroup, WhenNothingFitsMidIterationTheLeaderGoesOnAloneRatherThanStall) {

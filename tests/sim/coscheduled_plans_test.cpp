@@ -109,6 +109,30 @@ TEST(CoscheduledPlans, TwoJobsThatOnlyFitOneAtATimeRunTogetherUnderPlans) {
       << planned.makespan_s << " s against " << serialized.makespan_s << " s";
 }
 
+TEST(CoscheduledPlans, NodegroupRunsJobsWhosePlainIterationCannotFitUnderPlans) {
+  // At 4 GiB neither GNMT's plain iteration (4.8 GiB of regions at its peak) fits at all.
+  const auto budget = [](std::string text) {
+    return text.replace(text.find("budget = \"6GiB\""), 16, "budget = \"4GiB\"");
+  };
+  const auto plain = simulate_text(budget(two_gnmt("name = \"nodegroup\"")));
+  EXPECT_EQ(plain.failed_jobs(), 2u);
+  const auto planned =
+      simulate_text(budget(two_gnmt("name = \"nodegroup\"\nplanner = \"tensile\"")));
+  EXPECT_EQ(planned.failed_jobs(), 0u);
+  EXPECT_LE(planned.peak_reserved_bytes, 4 * GiB);
+  for (const auto& job : planned.jobs) {
+    EXPECT_EQ(job.iterations, 12) << job.name;
+    double planned_iterations = 0;
+    for (const auto& s : job.policy_stats) {
+      if (s.name == "planned") planned_iterations = s.value;
+    }
+    EXPECT_EQ(planned_iterations, 12) << job.name;
+    for (const auto& it : job.iteration_log) {
+      EXPECT_NE(it.plan.find("tensile at "), std::string::npos) << job.name;
+    }
+  }
+}
+
 TEST(CoscheduledPlans, ThePolicyPlannerIsOverriddenOrTurnedOffFromTheCommandLine) {
   sim_setup off;
   off.overrides.policy_planner = "none";

@@ -27,6 +27,16 @@
 // alone, as in profiling (Zico's fallback to time multiplexing); pairing could never choose it,
 // and it would starve (BERT beside GNMT on the simulated 2080 Ti: 5 GNMT iterations in 60 s
 // before this rule). One that would not fit even so waits for others to leave.
+// Footprint plans (chooses_footprint.hpp; `[policy] planner = ...`): where a job's plain
+// iteration cannot go on (a pipelined job's cannot fit beside the others' idle holdings, so it
+// would run alone, as the fallback above, or wait for others to leave; a newcomer's cannot be
+// admitted), it may run its iteration under a plan instead: the cheapest plan whose predicted
+// rise fits beside them, chosen when its extra time is less than what running alone costs the
+// others (a plain iteration each), or whenever running alone cannot fit either. A planned
+// iteration is chosen by the pairing rule as one group, then runs beside the pipeline (outside
+// its steps, so the others' groups go on) with the regions its plan predicts at its peak reserved
+// until it ends. It is not learned from: its allocations are not the plain iteration's, which the
+// groups are cut from.
 // Admission: a job not yet built starts (alone) only while the others' holdings leave room for
 // the largest peak among them (admission.hpp, shared with scrooge); meanwhile it holds nobody up.
 // Without it, on the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside
@@ -41,6 +51,7 @@
 #include <optional>
 #include <vector>
 
+#include "tandem/schedule/chooses_footprint.hpp"
 #include "tandem/schedule/counter_barrier.hpp"
 #include "tandem/schedule/group_gating.hpp"
 #include "tandem/schedule/node_groups.hpp"
@@ -73,12 +84,16 @@ struct nodegroup_job_stats {
   std::int64_t repartitions = 0;    ///< iterations whose allocation sequence changed
   std::int64_t solo_fallbacks = 0;  ///< iterations run alone: its plan did not fit beside others
   double barrier_wait_s = 0;        ///< time spent ready at a boundary before its step
+  std::int64_t plans = 0;           ///< footprint plans offered (variants beyond the plain one)
+  std::int64_t planned = 0;         ///< iterations run under a footprint plan
+  double plan_extra_s = 0;          ///< their predicted extra time over plain iterations
 };
 
 class nodegroup_policy final : public policy,
                                public group_gating,
                                public reads_progress,
-                               public reports_statistics {
+                               public reports_statistics,
+                               public chooses_footprint {
  public:
   nodegroup_policy(std::size_t budget_bytes, nodegroup_options options = {});
 
@@ -103,6 +118,10 @@ class nodegroup_policy final : public policy,
   // reports_statistics
   [[nodiscard]] std::vector<policy_statistic> job_statistics(job_id job) const override;
   [[nodiscard]] std::vector<policy_statistic> system_statistics() const override;
+
+  // chooses_footprint
+  void offer_variants(job_id job, std::vector<footprint_variant> variants) override;
+  [[nodiscard]] std::size_t chosen_variant(job_id job) const override;
 
   /// Also answers for a job that departed.
   [[nodiscard]] nodegroup_job_stats stats(job_id job) const;
@@ -129,10 +148,14 @@ class nodegroup_policy final : public policy,
     bool solo = false;              ///< the current step is its profiling iteration
     double ready_since_s = 0;
     std::vector<std::size_t> entered_held;  ///< this iteration: regions held entering each group
-    std::size_t idle_held = 0;
-    std::size_t peak_held = 0;  ///< the most regions held in any of its iterations
-    bool built = false;  ///< granted an iteration at least once (holds its state)              ///<
-                         ///< regions held at its last iteration's end
+    std::size_t idle_held = 0;              ///< regions held at its last iteration's end
+    std::size_t peak_held = 0;              ///< the most regions held in any of its iterations
+    bool built = false;  ///< granted an iteration at least once (holds its state)
+    std::vector<footprint_variant> variants;  ///< offered (0: plain); empty: plain only
+    std::size_t chosen = 0;                   ///< the variant of its latest iteration grant
+    std::size_t running_variant = 0;          ///< the variant of the iteration under way
+    bool beside = false;       ///< a planned iteration under way, beside the pipeline
+    std::size_t reserved = 0;  ///< what it may hold until then: its plan's peak
     nodegroup_job_stats stats;
   };
 
@@ -142,6 +165,11 @@ class nodegroup_policy final : public policy,
   /// A pipelined job whose planned iteration cannot fit beside the others' idle holdings, but
   /// whose largest measured holding would: it runs alone rather than starve.
   [[nodiscard]] bool needs_solo_fallback(job_id id, const job_state& job) const;
+  /// A pipelined job at its iteration's start whose plain iteration cannot fit beside the
+  /// others' idle holdings: the plan it runs instead (0: none fits, or running alone is cheaper).
+  [[nodiscard]] std::size_t plan_instead(job_id id, const job_state& job) const;
+  /// What the others hold between their iterations.
+  [[nodiscard]] std::size_t others_idle(job_id id) const;
   /// May a job that was never granted be built now?
   [[nodiscard]] bool admits(job_id newcomer) const;
   /// When the barrier is open: choose the next step and grant it.
