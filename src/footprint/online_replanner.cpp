@@ -88,6 +88,15 @@ void online_replanner::record_iteration(job_key job, std::span<const double> dur
                      std::to_string(j.estimate_s.size()) + " operations, not " +
                      std::to_string(durations_s.size()));
   for (std::size_t op = 0; op < durations_s.size(); ++op) record_duration(job, op, durations_s[op]);
+  auto& state = find(job);
+  if (state.settle_left == 0) return;
+  for (std::size_t op = 0; op < durations_s.size(); ++op) state.settle_sum[op] += durations_s[op];
+  if (--state.settle_left > 0) return;
+  // Measured under its plan: the estimate and the reference drift is judged from.
+  const auto n = static_cast<double>(options_.settle_iterations);
+  for (std::size_t op = 0; op < durations_s.size(); ++op) {
+    state.estimate_s[op] = state.planned_s[op] = state.settle_sum[op] / n;
+  }
 }
 
 bool online_replanner::drifted(const job_state& j) const {
@@ -104,7 +113,7 @@ bool online_replanner::drifted(const job_state& j) const {
     moved += std::abs(j.estimate_s[op] - j.planned_s[op]);
     iteration += j.planned_s[op];
   }
-  if (iteration <= 0 || options_.drift_threshold == 0) return false;
+  if (j.settle_left > 0 || iteration <= 0 || options_.drift_threshold == 0) return false;
   return std::abs(net) / iteration > options_.drift_threshold ||
          moved / iteration > redistribution_factor * options_.drift_threshold;
 }
@@ -139,6 +148,8 @@ std::map<online_replanner::job_key, plan> online_replanner::replan() {
     auto& j = jobs_.at(keys[i]);
     j.current = plans[i];
     j.planned_s = j.estimate_s;
+    j.settle_left = options_.settle_iterations;
+    j.settle_sum.assign(j.estimate_s.size(), 0.0);
     out.emplace(keys[i], std::move(plans[i]));
   }
   pending_ = replan_reason::none;

@@ -38,6 +38,8 @@ const std::vector<planner_entry>& entries() {
          o.recompute = options.whole("recompute", 1, 0, 1) == 1;
          o.across = options.whole("across", 1, 0, 1) == 1;
          o.drift = options.real("drift", o.drift, 0, 10);
+         o.settle = static_cast<std::size_t>(
+             options.whole("settle", static_cast<std::int64_t>(o.settle), 0, 1000));
          return detail::make_tensile_planner(o);
        },
        {"max_swap_ratio: the share of a job's tensors it may swap (1)",
@@ -45,7 +47,9 @@ const std::vector<planner_entry>& entries() {
         "across: 1 swaps parameters and optimizer state across the iteration boundary, 0 "
         "within it only (1)",
         "drift: in tandem run and the API, plan every job again when the operation times "
-        "measured under the plans drift by this share of the iteration (0: never) (0.1)"}},
+        "measured under the plans drift by this share of the iteration (0: never) (0.1)",
+        "settle: iterations each job measures under a new plan before drift is judged from "
+        "them (3)"}},
       {"home", detail::make_home_planner, detail::home_option_help()},
       {"tandem", detail::make_tandem_search_planner, detail::tandem_search_option_help()},
       {"optimal", detail::make_optimal_planner, detail::optimal_option_help()},

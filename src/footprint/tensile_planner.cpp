@@ -188,11 +188,12 @@ class tensile_planner final : public planner, public joint_planner {
 
   [[nodiscard]] std::string_view name() const override { return "tensile"; }
   [[nodiscard]] double drift_threshold() const override { return options_.drift; }
+  [[nodiscard]] std::size_t settle_iterations() const override { return options_.settle; }
   [[nodiscard]] std::string_view summary() const override {
     return "TENSILE: swap the largest tensors at the system-wide peak of every job into idle "
            "channel time so that nothing waits, optimizer state across iterations; then "
            "recompute by MSPS while the budget is not met (options: max_swap_ratio, recompute, "
-           "across, drift)";
+           "across, drift, settle)";
   }
 
   [[nodiscard]] plan make_plan(const access_sequence& sequence,

@@ -25,6 +25,7 @@ footprint::plan joint_footprint::join(memory::job_id job, const std::string& pla
     options.costs = costs_;
     if (const auto* joint = footprint::joint_planning_of(*made)) {
       options.drift_threshold = joint->drift_threshold();
+      options.settle_iterations = joint->settle_iterations();
     }
     g.replanner = std::make_unique<footprint::online_replanner>(std::move(made), options);
   }

@@ -14,10 +14,14 @@
 namespace tandem::footprint {
 namespace {
 
-online_replanner make(double threshold = 0.1) {
-  return online_replanner(
-      std::shared_ptr<const planner>(make_planner("tensile")),
-      {.ewma_beta = 0.5, .drift_threshold = threshold, .budget_bytes = 0, .costs = {}});
+/// Drift judged from the first measurement on (`settle` 0) unless asked otherwise.
+online_replanner make(double threshold = 0.1, std::size_t settle = 0) {
+  return online_replanner(std::shared_ptr<const planner>(make_planner("tensile")),
+                          {.ewma_beta = 0.5,
+                           .drift_threshold = threshold,
+                           .settle_iterations = settle,
+                           .budget_bytes = 0,
+                           .costs = {}});
 }
 
 TEST(OnlineReplanner, ArrivalDepartureAndBudgetMakePlansDue) {
@@ -75,6 +79,32 @@ TEST(OnlineReplanner, TimeShiftedBetweenOperationsIsDriftOnlyWhenItIsLarge) {
   // of the iteration shifted, past 0.3.
   online.record_iteration(1, std::vector<double>{1.875, 0.125});
   EXPECT_EQ(online.due(), replan_reason::drift);
+}
+
+TEST(OnlineReplanner, TimesMeasuredUnderANewPlanAreTheReferenceNotADrift) {
+  auto online = make(0.1, 3);
+  testing::sequence_builder b;
+  b.op("a", 1.0);
+  b.op("b", 1.0);
+  online.add_job(1, b.get());
+  static_cast<void>(online.replan());
+  // The plan slows its job by 40% (its copies share the cores): no drift while it settles,
+  // and then the mean of the three iterations is what drift is judged from.
+  for (const double a : {1.3, 1.5, 1.4}) {
+    EXPECT_EQ(online.due(), replan_reason::none);
+    online.record_iteration(1, std::vector<double>{a, 1.4});
+  }
+  EXPECT_EQ(online.due(), replan_reason::none);
+  EXPECT_DOUBLE_EQ(online.estimate_of(1).operations[0].duration_s, 1.4);
+  // Steady under the plan: none; then a real change (both 30% slower) is a drift.
+  online.record_iteration(1, std::vector<double>{1.42, 1.38});
+  EXPECT_EQ(online.due(), replan_reason::none);
+  online.record_iteration(1, std::vector<double>{1.9, 1.9});
+  EXPECT_EQ(online.due(), replan_reason::drift);
+  // The next plan settles again.
+  static_cast<void>(online.replan_if_needed());
+  online.record_iteration(1, std::vector<double>{3.0, 3.0});
+  EXPECT_EQ(online.due(), replan_reason::none);
 }
 
 TEST(OnlineReplanner, AZeroThresholdNeverReplansOnDrift) {

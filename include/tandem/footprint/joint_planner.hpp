@@ -48,6 +48,9 @@ class joint_planner {
   /// How far measured operation times may drift before the jobs are planned again
   /// (online_options::drift_threshold); 0: never on drift.
   [[nodiscard]] virtual double drift_threshold() const = 0;
+  /// Iterations each job measures under a new plan before drift is judged from them
+  /// (online_options::settle_iterations).
+  [[nodiscard]] virtual std::size_t settle_iterations() const = 0;
 };
 
 /// `p` as a joint planner, or nullptr when it plans one job at a time. The pointer lives as
@@ -82,6 +85,8 @@ struct tensile_options {
   /// Online (§4.5): how far the operation times jobs measure under their plans may drift
   /// before every job is planned again (online_options::drift_threshold); 0: never on drift.
   double drift = 0.1;
+  /// Iterations measured under each new plan before drift is judged (online_options).
+  std::size_t settle = 3;
 };
 
 /// Throws usage_error naming the option for options outside their ranges.

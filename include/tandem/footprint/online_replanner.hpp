@@ -39,6 +39,13 @@ struct online_options {
   /// iteration), or have shifted between operations by more than redistribution_factor times
   /// it (sum |e - e_planned| / iteration): >= 0, 0 never re-plans on drift.
   double drift_threshold = 0.1;
+  /// After each planning, the iterations every job measures (record_iteration) before drift is
+  /// judged; their mean becomes the job's estimate and the reference it drifts from. A plan
+  /// changes its job's operation times itself (its copies share the host's cores and memory
+  /// bandwidth with the computation), and that change is no drift: judged against the times
+  /// the plan was made from, it set off a new planning every few iterations (three VGG-16s,
+  /// README, "Re-planning on drift").
+  std::size_t settle_iterations = 3;
   std::size_t budget_bytes = 0;  ///< for all jobs together; 0: the planner's own choice
   cost_options costs;
 };
@@ -91,7 +98,9 @@ class online_replanner {
     access_sequence sequence;  ///< as estimated at arrival
     double max_swap_ratio = 1;
     std::vector<double> estimate_s;  ///< per operation, the EWMA
-    std::vector<double> planned_s;   ///< the estimates the current plan was made from
+    std::vector<double> planned_s;   ///< what drift is judged from: measured under the plan
+    std::size_t settle_left = 0;     ///< iterations to measure under the plan before judging
+    std::vector<double> settle_sum;  ///< per operation, their durations summed
     plan current;
   };
   const job_state& find(job_key job) const;
