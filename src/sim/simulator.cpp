@@ -4,6 +4,8 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -401,6 +403,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         // regions, so the build does not depend on it).
         if (given.group == 0 && !run.variants.empty()) {
           run.prepared = run.variants.at(given.variant);
+        } else if (given.group == 0 && run.job->replanning != nullptr) {
+          follow_replanning(run);
         }
         if (given.group > 0) {
           run.group_waited += given.waited_s;
@@ -414,6 +418,27 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       }
     }
     applying_ = false;
+  }
+
+  /// The plan for the jobs planned with it that are present now (arrived, not gone), from this
+  /// iteration on: TENSILE's plans made again on arrivals and departures.
+  void follow_replanning(job_run& run) {
+    std::vector<std::size_t> present;
+    for (const auto& other : runs_) {
+      // Arrived by now (those arriving at this very instant too: jobs started together are
+      // planned together) and not gone.
+      if (other.job->replanning == run.job->replanning && other.job->spec.arrival_s <= now_ &&
+          other.now != stage::done)
+        present.push_back(other.job->member);
+    }
+    std::sort(present.begin(), present.end());
+    auto profile = run.job->replanning->profile_for(run.job->member, present);
+    auto& prepared = replanned_[profile.get()];
+    if (prepared == nullptr) {
+      prepared = &prepared_.emplace_back(*profile);
+      replanned_profiles_.push_back(std::move(profile));  // prepared_ points into it
+    }
+    run.prepared = prepared;
   }
 
   /// The first grant builds the job (as in the runtime): it takes its persistent regions now and
@@ -782,6 +807,9 @@ class engine final : public schedule::progress_source, public schedule::driver_c
   std::normal_distribution<double> noise_{0.0, 1.0};
 
   std::deque<prepared_profile> prepared_;  ///< a deque: runs point into it
+  /// Profiles given by joint re-planning, and where each is prepared.
+  std::vector<std::shared_ptr<const job_profile>> replanned_profiles_;
+  std::map<const job_profile*, const prepared_profile*> replanned_;
   std::vector<job_run> runs_;
   std::vector<std::pair<double, double>> demands_;  ///< compute_rates' (demand, fill)
   std::vector<std::size_t> arrivals_;               ///< job indices in arrival order

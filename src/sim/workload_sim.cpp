@@ -191,95 +191,149 @@ std::size_t held_together(const std::vector<job_profile>& profiles) {
   return static_cast<std::size_t>(std::max<std::int64_t>(most, 0));
 }
 
-/// Every job of the workload planned together by a joint planner (TENSILE): one budget for all
-/// of them (the plan budget's share of the jobs' vanilla peaks added up, else the device's
-/// budget), their copies on one channel, priced by predict_together as if they started
-/// together. Each job's profile replays its own prediction from that joint pricing.
-std::vector<generated_job> generate_jointly(const runtime::workload& spec, const sim_setup& setup,
-                                            const std::vector<model_request>& requests) {
-  const auto& gpu = find_gpu(*setup.gpu);
-  const auto region_size = region_size_of(spec);
-  const auto& planning = *setup.planning;
-  const footprint::cost_options costs{.copy_bandwidth = gpu.pcie_bandwidth};
-  std::vector<job_profile> vanilla;
-  std::vector<footprint::access_sequence> sequences;
-  for (const auto& request : requests) {
-    vanilla.push_back(generate_profile(request, gpu));
-    replay_regions(vanilla.back(), region_size);
-    sequences.push_back(generate_access_sequence(request, gpu));
-  }
-  std::vector<footprint::plan> nothing(sequences.size());
-  std::vector<footprint::planned_job> priced;
-  for (std::size_t j = 0; j < sequences.size(); ++j) priced.push_back({&sequences[j], &nothing[j]});
-  const auto vanilla_predictions = footprint::predict_together(priced, costs);
-  std::size_t budget_bytes = 0;
-  std::string budget;
-  if (planning.budget) {
-    budget_bytes = planning.budget->bytes_for(footprint::system_peak_of(vanilla_predictions).bytes);
-    budget = planning.budget->describe() + " (the jobs' peaks added up), all jobs together";
-  } else {
-    budget_bytes = simulated_device(spec, setup).budget;
-    budget = "the device budget (" + format_bytes(budget_bytes) + "), all jobs together";
-  }
-  std::vector<footprint::joint_job> joint;
-  for (const auto& sequence : sequences) joint.push_back({&sequence, 1.0});
-  const auto planner = footprint::make_planner(planning.planner);
-  std::vector<footprint::plan> plans;
-  std::vector<footprint::prediction> predictions;
-  std::vector<job_profile> profiles;
-  // For the device's budget, as plan_for_share does for one job: the plans are made in the cost
-  // model's bytes, the jobs hold whole regions, so where the regions held together come above
-  // the budget the jobs are planned again below what the plans reached, by the excess.
-  std::size_t plan_bytes = budget_bytes;
-  for (int attempt = 0; attempt < max_joint_attempts; ++attempt) {
-    auto again =
-        footprint::plan_jobs(*planner, joint, {.budget_bytes = plan_bytes, .costs = costs});
-    const auto same = [&] {
-      return std::equal(again.begin(), again.end(), plans.begin(), plans.end(),
-                        [](const auto& a, const auto& b) { return a.decisions == b.decisions; });
-    };
-    if (attempt > 0 && same()) break;  // the planner made the same plans: nothing gained
-    plans = std::move(again);
-    for (std::size_t j = 0; j < sequences.size(); ++j) priced[j].plan = &plans[j];
-    predictions = footprint::predict_together(priced, costs);
-    profiles.clear();
-    for (std::size_t j = 0; j < sequences.size(); ++j) {
-      profiles.push_back(plans[j].decisions.empty()
-                             ? vanilla[j]
-                             : profile_from_prediction(vanilla[j], sequences[j], predictions[j],
-                                                       planning.planner, region_size));
+/// The workload's jobs planned together by a joint planner (TENSILE), for the jobs present, made
+/// again as jobs come and go (§4.5: a new plan for every present job on an arrival or a
+/// departure, taken at its next iteration start). Each set of jobs present is planned the first
+/// time it occurs: one budget for all of them (the plan budget's share of their vanilla peaks
+/// added up, else the device's budget), their copies on one channel, priced by predict_together
+/// as if they started together; each job's profile replays its own prediction from that pricing.
+class joint_plans final : public joint_replanning {
+ public:
+  joint_plans(const runtime::workload& spec, const sim_setup& setup,
+              const std::vector<model_request>& requests)
+      : gpu_(find_gpu(*setup.gpu)),
+        region_size_(region_size_of(spec)),
+        planning_(*setup.planning),
+        device_budget_(simulated_device(spec, setup).budget),
+        costs_{.copy_bandwidth = gpu_.pcie_bandwidth},
+        planner_(footprint::make_planner(planning_.planner)) {
+    for (const auto& request : requests) {
+      vanilla_.push_back(generate_profile(request, gpu_));
+      replay_regions(vanilla_.back(), region_size_);
+      sequences_.push_back(generate_access_sequence(request, gpu_));
     }
-    if (planning.budget) break;  // a share of the peaks is a budget in the cost model's bytes
-    const auto held = held_together(profiles);
-    const auto reached = std::min(plan_bytes, footprint::system_peak_of(predictions).bytes);
-    if (held <= budget_bytes || held - budget_bytes >= reached) break;
-    plan_bytes = reached - (held - budget_bytes);
   }
-  std::vector<generated_job> out;
-  for (std::size_t j = 0; j < sequences.size(); ++j) {
-    auto profile = std::move(profiles[j]);
-    planned_job_summary summary{
-        .job = "",
-        .planner = planning.planner,
-        .budget = budget,
-        .budget_bytes = plan_bytes,
-        .decisions = plans[j].decisions.size(),
-        .vanilla_peak_bytes = vanilla_predictions[j].peak_bytes,
-        .planned_peak_bytes = predictions[j].peak_bytes,
-        .vanilla_held_bytes = vanilla[j].held.peak(),
-        .planned_held_bytes = profile.held.peak(),
-        .vanilla_s = vanilla[j].solo_iteration_s(),
-        .planned_s = profile.solo_iteration_s(),
-        .stall_s = predictions[j].stall_s,
-        .recompute_s = predictions[j].recompute_s,
-        .swapped_out_bytes = predictions[j].swapped_out_bytes,
-        .copy_bandwidth = gpu.pcie_bandwidth,
-    };
-    out.push_back(
-        {std::make_shared<const job_profile>(std::move(profile)), std::move(summary), nullptr});
+
+  std::shared_ptr<const job_profile> profile_for(std::size_t member,
+                                                 const std::vector<std::size_t>& present) override {
+    const auto& made = plan(present);
+    const auto at = std::find(present.begin(), present.end(), member);
+    TANDEM_EXPECTS(at != present.end(), usage_error,
+                   "joint re-planning: job " + std::to_string(member) + " is not present");
+    return made.profiles[static_cast<std::size_t>(at - present.begin())];
   }
-  return out;
-}
+
+  /// Every job planned together, as if all started at once: the profiles the jobs begin with.
+  std::vector<generated_job> all() {
+    std::vector<std::size_t> everyone(sequences_.size());
+    for (std::size_t j = 0; j < everyone.size(); ++j) everyone[j] = j;
+    const auto& made = plan(everyone);
+    std::vector<generated_job> out;
+    for (std::size_t j = 0; j < everyone.size(); ++j)
+      out.push_back({made.profiles[j], made.summaries[j], nullptr});
+    return out;
+  }
+
+ private:
+  struct made_plans {
+    std::vector<std::shared_ptr<const job_profile>> profiles;
+    std::vector<planned_job_summary> summaries;
+  };
+
+  const made_plans& plan(const std::vector<std::size_t>& present) {
+    if (const auto found = made_.find(present); found != made_.end()) return found->second;
+    const auto n = present.size();
+    std::vector<footprint::plan> nothing(n);
+    std::vector<footprint::planned_job> priced;
+    std::vector<footprint::joint_job> joint;
+    for (std::size_t i = 0; i < n; ++i) {
+      priced.push_back({&sequences_[present[i]], &nothing[i]});
+      joint.push_back({&sequences_[present[i]], 1.0});
+    }
+    const auto vanilla_predictions = footprint::predict_together(priced, costs_);
+    std::size_t budget_bytes = device_budget_;
+    std::string budget;
+    if (planning_.budget) {
+      budget_bytes =
+          planning_.budget->bytes_for(footprint::system_peak_of(vanilla_predictions).bytes);
+      budget = planning_.budget->describe() + " (the jobs' peaks added up), all jobs together";
+    } else {
+      budget = "the device budget (" + format_bytes(budget_bytes) + "), all jobs together";
+    }
+    // Labelled by the jobs planned together where that is not all of them, so that a job's
+    // iterations say which plan they ran.
+    const auto label = n == sequences_.size()
+                           ? planning_.planner
+                           : planning_.planner + " (planned with " + std::to_string(n) +
+                                 (n == 1 ? " job)" : " jobs)");
+    std::vector<footprint::plan> plans;
+    std::vector<footprint::prediction> predictions;
+    std::vector<job_profile> profiles;
+    // For the device's budget, as plan_for_share does for one job: the plans are made in the
+    // cost model's bytes, the jobs hold whole regions, so where the regions held together come
+    // above the budget the jobs are planned again below what the plans reached, by the excess.
+    std::size_t plan_bytes = budget_bytes;
+    for (int attempt = 0; attempt < max_joint_attempts; ++attempt) {
+      auto again =
+          footprint::plan_jobs(*planner_, joint, {.budget_bytes = plan_bytes, .costs = costs_});
+      const auto same = [&] {
+        return std::equal(again.begin(), again.end(), plans.begin(), plans.end(),
+                          [](const auto& x, const auto& y) { return x.decisions == y.decisions; });
+      };
+      if (attempt > 0 && same()) break;  // the planner made the same plans: nothing gained
+      plans = std::move(again);
+      for (std::size_t i = 0; i < n; ++i) priced[i].plan = &plans[i];
+      predictions = footprint::predict_together(priced, costs_);
+      profiles.clear();
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto j = present[i];
+        profiles.push_back(plans[i].decisions.empty()
+                               ? vanilla_[j]
+                               : profile_from_prediction(vanilla_[j], sequences_[j], predictions[i],
+                                                         label, region_size_));
+      }
+      if (planning_.budget) break;  // a share of the peaks is a budget in the cost model's bytes
+      const auto held = held_together(profiles);
+      const auto reached = std::min(plan_bytes, footprint::system_peak_of(predictions).bytes);
+      if (held <= budget_bytes || held - budget_bytes >= reached) break;
+      plan_bytes = reached - (held - budget_bytes);
+    }
+    made_plans made;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto j = present[i];
+      auto profile = std::make_shared<const job_profile>(std::move(profiles[i]));
+      made.summaries.push_back({
+          .job = "",
+          .planner = planning_.planner,
+          .budget = budget,
+          .budget_bytes = plan_bytes,
+          .decisions = plans[i].decisions.size(),
+          .vanilla_peak_bytes = vanilla_predictions[i].peak_bytes,
+          .planned_peak_bytes = predictions[i].peak_bytes,
+          .vanilla_held_bytes = vanilla_[j].held.peak(),
+          .planned_held_bytes = profile->held.peak(),
+          .vanilla_s = vanilla_[j].solo_iteration_s(),
+          .planned_s = profile->solo_iteration_s(),
+          .stall_s = predictions[i].stall_s,
+          .recompute_s = predictions[i].recompute_s,
+          .swapped_out_bytes = predictions[i].swapped_out_bytes,
+          .copy_bandwidth = gpu_.pcie_bandwidth,
+      });
+      made.profiles.push_back(std::move(profile));
+    }
+    return made_.emplace(present, std::move(made)).first->second;
+  }
+
+  const gpu_spec& gpu_;
+  std::size_t region_size_;
+  job_planning planning_;
+  std::size_t device_budget_;
+  footprint::cost_options costs_;
+  std::unique_ptr<footprint::planner> planner_;
+  std::vector<job_profile> vanilla_;
+  std::vector<footprint::access_sequence> sequences_;
+  std::map<std::vector<std::size_t>, made_plans> made_;
+};
 
 /// Whether the setup plans its jobs with a joint planner.
 bool plans_jointly(const sim_setup& setup) {
@@ -460,12 +514,15 @@ std::vector<simulated_job> simulated_jobs(const runtime::workload& spec, const s
   if (plans_jointly(setup)) {
     std::vector<model_request> requests;
     for (const auto& job : spec.jobs) requests.push_back(request_of(spec, job, setup));
-    auto made = generate_jointly(spec, setup, requests);
+    const auto replanning = std::make_shared<joint_plans>(spec, setup, requests);
+    auto made = replanning->all();
     for (std::size_t i = 0; i < spec.jobs.size(); ++i) {
       simulated_job simulated;
       simulated.spec = spec.jobs[i];
       simulated.spec.batch_size = requests[i].batch_size;
       simulated.profile = made[i].profile;
+      simulated.replanning = replanning;
+      simulated.member = i;
       if (plans != nullptr && made[i].plan) {
         plans->push_back(*made[i].plan);
         plans->back().job = spec.jobs[i].name;

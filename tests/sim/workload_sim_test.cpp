@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -144,6 +145,37 @@ TEST(WorkloadSim, TensilePlansForTheRegionsTheJobsHoldTogether) {
   const auto result = simulate_workload(spec, setup);
   EXPECT_EQ(result.failed_jobs(), 0u) << result.jobs[0].error;
   EXPECT_LE(result.peak_reserved_bytes, 11 * GiB);
+}
+
+TEST(WorkloadSim, TensilePlansTheJobsPresentAgainAsJobsArriveAndLeave) {
+  // TENSILE §4.5 in the simulator: a first job runs the plan made for it alone; from its next
+  // iteration after a second arrives, the plan made for the two; after the second leaves, its
+  // own again. Each plan is for 60% of the present jobs' peaks added up.
+  auto setup = on_gpu("2080ti");
+  setup.planning = job_planning{.planner = "tensile", .budget = plan_budget{60, 0}};
+  const std::string text =
+      "[device]\ncapacity = \"11GiB\"\n[policy]\nname = \"spatial\"\n"
+      "[[job]]\nname = \"a\"\nmodel = \"vgg16\"\nbatch_size = 256\niterations = 60\n"
+      "[[job]]\nname = \"b\"\nmodel = \"vgg16\"\nbatch_size = 256\niterations = 10\n"
+      "arrival = \"1s\"\n";
+  const auto result = simulate_workload(parse(text, setup), setup);
+  ASSERT_EQ(result.failed_jobs(), 0u) << result.jobs[0].error;
+  std::vector<std::string> plans;  // job a's plans in the order it ran them
+  for (const auto& it : result.jobs[0].iteration_log) {
+    if (plans.empty() || plans.back() != it.plan) plans.push_back(it.plan);
+  }
+  const std::vector<std::string> expected{"tensile (planned with 1 job)", "tensile",
+                                          "tensile (planned with 1 job)"};
+  EXPECT_EQ(plans, expected);
+  // b arrived mid-run and started with the plan for both; it left before a.
+  EXPECT_EQ(result.jobs[1].iteration_log.front().plan, "tensile");
+  EXPECT_GT(result.jobs[0].iteration_log.back().start_s, result.jobs[1].iteration_log.back().end_s);
+  // The plans differ: the one for both lets a hold other bytes at its peak than its own.
+  const auto& log = result.jobs[0].iteration_log;
+  const auto together =
+      std::find_if(log.begin(), log.end(), [](const auto& it) { return it.plan == "tensile"; });
+  ASSERT_NE(together, log.end());
+  EXPECT_NE(together->peak_bytes, log.front().peak_bytes);
 }
 
 TEST(WorkloadSim, BatchOverrideScalesEveryJob) {

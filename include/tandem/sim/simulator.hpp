@@ -61,6 +61,19 @@ struct sim_options {
   runtime::fault_plan faults;
 };
 
+/// Plans made again as jobs come and go (TENSILE §4.5): the profile a job replays from its next
+/// iteration start, given the jobs planned together with it that are present then. Shared by
+/// those jobs, which it numbers 0..n-1 (`simulated_job::member`). Every profile it gives a job
+/// holds the regions that job's first profile holds between iterations.
+class joint_replanning {
+ public:
+  virtual ~joint_replanning() = default;
+  /// The profile `member` replays while the members in `present` (ascending; `member` among
+  /// them) are present.
+  [[nodiscard]] virtual std::shared_ptr<const job_profile> profile_for(
+      std::size_t member, const std::vector<std::size_t>& present) = 0;
+};
+
 struct simulated_job {
   runtime::job_spec spec;  ///< name, batch, iterations or duration, arrival, priority, threads
   std::shared_ptr<const job_profile> profile;
@@ -68,6 +81,10 @@ struct simulated_job {
   /// chooses among them when the job arrives; each start runs the variant the policy chose.
   /// Null: every iteration replays `profile`. Its plain variant is `profile`.
   std::shared_ptr<const footprint_variants> variants;
+  /// Its plans made again with the others' as jobs arrive and leave, each iteration replaying
+  /// the plan for the jobs present at its start; null: no re-planning. Not with `variants`.
+  std::shared_ptr<joint_replanning> replanning;
+  std::size_t member = 0;  ///< its number in `replanning`
 };
 
 /// Runs `jobs` under `policy` on `device` and returns what `tandem run` would report (no losses:
