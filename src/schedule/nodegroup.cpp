@@ -25,19 +25,6 @@ std::vector<group_need> needs_of(const iteration_partition& partition) {
   return needs;
 }
 
-/// A planned iteration as one group: its predicted rise over what it holds at its start, and
-/// what it holds more (or less) at its end.
-group_need single_group(const footprint_variant& variant) {
-  const auto& curve = variant.held;
-  const auto net = difference(curve.held_at_end(), curve.held_at_start);
-  return {curve.peak() - curve.held_at_start, net,
-          net > 0 ? group_kind::allocating : group_kind::freeing};
-}
-
-double length_of(const footprint_variant& variant) {
-  return variant.iteration_s > 0 ? variant.iteration_s : variant.held.duration_s;
-}
-
 }  // namespace
 
 const option_table<nodegroup_options>& nodegroup_options::table() {
@@ -117,6 +104,14 @@ void nodegroup_policy::on_budget_change(std::size_t budget_bytes, double now_s) 
   next_step(now_s);
 }
 
+group_need nodegroup_policy::as_one_group(const offered_plan& plan, bool built) {
+  // A job not built yet holds nothing: its first iteration takes the whole curve, and keeps
+  // what the curve ends with.
+  const auto rise = built ? plan.peak - plan.start : plan.peak;
+  const auto net = built ? plan.net : static_cast<std::int64_t>(plan.start) + plan.net;
+  return {rise, net, net > 0 ? group_kind::allocating : group_kind::freeing};
+}
+
 void nodegroup_policy::on_iteration_start(job_id job, double now_s) {
   auto& state = jobs_.at(job);
   state.built = true;
@@ -126,7 +121,7 @@ void nodegroup_policy::on_iteration_start(job_id job, double now_s) {
   if (state.running_variant > 0) {
     ++state.stats.planned;
     state.stats.plan_extra_s +=
-        length_of(state.variants[state.running_variant]) - length_of(state.variants.front());
+        state.variants[state.running_variant].seconds - state.variants.front().seconds;
   }
   on_group_start(job, 0, now_s);
 }
@@ -271,15 +266,12 @@ std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) cons
   if (job.variants.size() < 2 || job.next_group != 0) return 0;
   const auto idle = others_idle(id);
   const auto held = held_by(id, job);
-  const double plain_s = length_of(job.variants.front());
+  const double plain_s = job.variants.front().seconds;
   // The plans that fit beside the others' idle holdings, with their extra time over plain.
   std::vector<std::pair<double, std::size_t>> fitting;
   for (std::size_t k = 1; k < job.variants.size(); ++k) {
-    const auto& curve = job.variants[k].held;
-    // A job not built yet holds nothing: its first iteration takes the whole curve.
-    const auto need = curve.peak() - (job.built ? curve.held_at_start : 0);
-    if (idle + held + need <= budget_)
-      fitting.emplace_back(length_of(job.variants[k]) - plain_s, k);
+    if (idle + held + as_one_group(job.variants[k], job.built).rise <= budget_)
+      fitting.emplace_back(job.variants[k].seconds - plain_s, k);
   }
   if (fitting.empty()) return 0;
   const auto [extra, cheapest] = *std::min_element(fitting.begin(), fitting.end());
@@ -292,7 +284,7 @@ std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) cons
   if (pipelined(job)) {
     if (idle + held + need_to_finish(job.needs) <= budget_) return 0;
     alone_fits = idle + job.peak_held <= budget_;
-  } else if (idle + job.variants.front().held.peak() <= budget_ && (job.built || admits(id))) {
+  } else if (idle + job.variants.front().peak <= budget_ && (job.built || admits(id))) {
     return 0;  // its plain iteration, as predicted, fits beside the others' idle holdings
   }
   // Running alone costs every other job a plain iteration of this one's; a plan costs this job
@@ -358,10 +350,8 @@ void nodegroup_policy::next_step(double now_s) {
         job.chosen = plan == plans.end() ? 0 : plan->second;
       }
       if (job.next_group == 0 && job.chosen > 0) {
-        const auto& curve = job.variants[job.chosen].held;
         job.beside = true;
-        job.reserved =
-            job.built ? held_by(id, job) + (curve.peak() - curve.held_at_start) : curve.peak();
+        job.reserved = held_by(id, job) + as_one_group(job.variants[job.chosen], job.built).rise;
         granted_beside = true;
       } else {
         stepping.push_back(id);
@@ -387,13 +377,7 @@ void nodegroup_policy::next_step(double now_s) {
     pairing_job entry{id, held_by(id, job), {}, job.next_group, false, job.turn};
     if (job.beside) entry.held = std::max(entry.held, job.reserved);
     if (const auto plan = plans.find(id); plan != plans.end()) {
-      auto need = single_group(job.variants[plan->second]);
-      if (!job.built) {  // it makes its persistent memory too
-        const auto& curve = job.variants[plan->second].held;
-        need.rise = curve.peak();
-        need.net = static_cast<std::int64_t>(curve.held_at_end());
-      }
-      entry.remaining = {need};
+      entry.remaining = {as_one_group(job.variants[plan->second], job.built)};
       entry.ready = job.ready && solo == nullptr;
     } else if (pipelined(job)) {
       entry.remaining.assign(job.needs.begin() + static_cast<std::ptrdiff_t>(
@@ -468,7 +452,12 @@ std::vector<std::size_t> nodegroup_policy::group_boundaries(job_id job) const {
 void nodegroup_policy::offer_variants(job_id job, std::vector<footprint_variant> variants) {
   auto& state = jobs_.at(job);
   state.stats.plans = variants.empty() ? 0 : static_cast<std::int64_t>(variants.size() - 1);
-  state.variants = std::move(variants);
+  state.variants.clear();
+  for (const auto& v : variants) {
+    state.variants.push_back({v.held.held_at_start, v.held.peak(),
+                              difference(v.held.held_at_end(), v.held.held_at_start),
+                              v.iteration_s > 0 ? v.iteration_s : v.held.duration_s});
+  }
   if (!state.running) state.chosen = 0;
 }
 

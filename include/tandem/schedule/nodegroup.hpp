@@ -134,6 +134,14 @@ class nodegroup_policy final : public policy,
   [[nodiscard]] std::size_t forced_steps() const { return forced_steps_; }
 
  private:
+  /// An offered variant as the policy weighs it, read once from its curve.
+  struct offered_plan {
+    std::size_t start = 0;  ///< regions held as its iteration starts
+    std::size_t peak = 0;   ///< the most held during it
+    std::int64_t net = 0;   ///< held at its end less `start`
+    double seconds = 0;     ///< its iteration alone
+  };
+
   struct job_state {
     job_info info;
     std::size_t arrival_rank = 0;
@@ -150,12 +158,12 @@ class nodegroup_policy final : public policy,
     std::vector<std::size_t> entered_held;  ///< this iteration: regions held entering each group
     std::size_t idle_held = 0;              ///< regions held at its last iteration's end
     std::size_t peak_held = 0;              ///< the most regions held in any of its iterations
-    bool built = false;  ///< granted an iteration at least once (holds its state)
-    std::vector<footprint_variant> variants;  ///< offered (0: plain); empty: plain only
-    std::size_t chosen = 0;                   ///< the variant of its latest iteration grant
-    std::size_t running_variant = 0;          ///< the variant of the iteration under way
-    bool beside = false;       ///< a planned iteration under way, beside the pipeline
-    std::size_t reserved = 0;  ///< what it may hold until then: its plan's peak
+    bool built = false;                  ///< granted an iteration at least once (holds its state)
+    std::vector<offered_plan> variants;  ///< offered (0: plain); empty: plain only
+    std::size_t chosen = 0;              ///< the variant of its latest iteration grant
+    std::size_t running_variant = 0;     ///< the variant of the iteration under way
+    bool beside = false;                 ///< a planned iteration under way, beside the pipeline
+    std::size_t reserved = 0;            ///< what it may hold until then: its plan's peak
     nodegroup_job_stats stats;
   };
 
@@ -165,6 +173,9 @@ class nodegroup_policy final : public policy,
   /// A pipelined job whose planned iteration cannot fit beside the others' idle holdings, but
   /// whose largest measured holding would: it runs alone rather than starve.
   [[nodiscard]] bool needs_solo_fallback(job_id id, const job_state& job) const;
+  /// A planned iteration as one group: its rise over what the job holds as it starts and what
+  /// it holds more (or less) at its end; for a job not built yet, from nothing.
+  [[nodiscard]] static group_need as_one_group(const offered_plan& plan, bool built);
   /// A pipelined job at its iteration's start whose plain iteration cannot fit beside the
   /// others' idle holdings: the plan it runs instead (0: none fits, or running alone is cheaper).
   [[nodiscard]] std::size_t plan_instead(job_id id, const job_state& job) const;
