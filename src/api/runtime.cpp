@@ -458,10 +458,7 @@ bool job::end_iteration(std::optional<std::string> failure) {
   record.traffic = traffic;
   record.plan = std::move(label);
   s.result.iteration_log.push_back(std::move(record));
-  if (s.planned) {
-    s.planned->calibrate(s.result.iteration_log);
-    s.result.footprint = s.planned->result(s.result.iteration_log);
-  }
+  if (s.planned) s.result.footprint = s.planned->iteration_ended(s.result.iteration_log);
   s.context().gate.finish_iteration(s.id, report);
   return false;
 }

@@ -85,6 +85,11 @@ void planned_training::plan(footprint::access_sequence sequence,
   }
 }
 
+footprint_result planned_training::iteration_ended(const std::vector<iteration_record>& log) {
+  calibrate(log);
+  return result(log);
+}
+
 void planned_training::calibrate(const std::vector<iteration_record>& log) {
   if (calibrated_ || log.size() < 3 || !executor_ || joined_) return;
   calibrated_ = true;

@@ -95,20 +95,23 @@ class planned_training {
   /// The plan as an iteration record names it: the planner.
   [[nodiscard]] const std::string& label() const { return planner_; }
 
-  /// After each iteration, with the job's iterations so far. Once the plain reference
-  /// iteration (2) has run: the recorded iteration ran under the recorder's callbacks, which
-  /// slow every operation (ResNet-110 at batch 4: 72 ms recorded against 57 ms plain), so
-  /// the sequence's times, and the plan's swap delays, are scaled to the reference's and the
-  /// plan is priced again: its predictions are then at the speed the job really runs. Not
-  /// when the reference swapped passively, ran slower than the recording or more than twice
-  /// as fast (something else changed its speed), nor for a job planned jointly, whose
-  /// operation times the executor measures (joint_footprint::measured).
+  /// After each of the job's iterations, with its iterations so far: calibrates the plan
+  /// (calibrate) and returns its predictions beside what `log` measured.
+  [[nodiscard]] footprint_result iteration_ended(const std::vector<iteration_record>& log);
+
+ private:
+  /// Once the plain reference iteration (2) has run: the recorded iteration ran under the
+  /// recorder's callbacks, which slow every operation (ResNet-110 at batch 4: 72 ms recorded
+  /// against 57 ms plain), so the sequence's times, and the plan's swap delays, are scaled to
+  /// the reference's and the plan is priced again: its predictions are then at the speed the
+  /// job really runs. Not when the reference swapped passively, ran slower than the recording
+  /// or more than twice as fast (something else changed its speed), nor for a job planned
+  /// jointly, whose operation times the executor measures (joint_footprint::measured).
   void calibrate(const std::vector<iteration_record>& log);
 
   /// The plan's predictions and what `log` (the job's iterations) measured.
   [[nodiscard]] footprint_result result(const std::vector<iteration_record>& log) const;
 
- private:
   std::string planner_;
   std::optional<footprint_budget> budget_;
   footprint::cost_options costs_;

@@ -310,10 +310,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     result.unfinished_start_s.reset();
     progress.iterations = static_cast<std::int64_t>(result.iteration_log.size());
     gate.finish_iteration(id, report);
-    if (planned) {
-      planned->calibrate(result.iteration_log);
-      result.footprint = planned->result(result.iteration_log);
-    }
+    if (planned) result.footprint = planned->iteration_ended(result.iteration_log);
     if (finished(spec, result, report.end_s)) break;
   }
   result.persistent_bytes = persistent_bytes(context.pool, id);
