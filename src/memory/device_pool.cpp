@@ -8,6 +8,7 @@
 #include "tandem/common/units.hpp"
 #include "tandem/memory/detail/job_arena.hpp"
 #include "tandem/memory/detail/pool_context.hpp"
+#include "tandem/memory/no_wait_scope.hpp"
 
 namespace tandem::memory {
 
@@ -120,19 +121,38 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
     // Other jobs may hold empty regions whose frees the device has not finished yet.
     reclaim_from_others(owner);
     if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
+    if (no_wait_scope::here()) throw out_of_memory_error(make_report(owner, rounded, kind));
     // The job may give up some of its own memory (Capuchin's passive swapping), no lock held.
-    if (auto* relief = owner.relief()) {
-      while (relief->relieve(job, rounded)) {
+    auto* relief = owner.relief();
+    // Asks the relief at `moment` until the allocation fits or it has nothing more to give.
+    const auto relieved = [&](relief_moment moment) -> void* {
+      while (relief->relieve(job, rounded, moment)) {
         if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
       }
+      return nullptr;
+    };
+    if (relief != nullptr) {
+      if (void* ptr = relieved(relief_moment::before_waiting)) return ptr;
     }
     // A gate may know that running iterations will return regions: wait for them, no lock held.
+    // Where no wait would serve, it may have the job make room itself first.
     if (auto* gate = context_->gate.load(std::memory_order_acquire)) {
       bool waited = false;
+      bool can_make_room = relief != nullptr;
       void* ptr = nullptr;
       try {
-        while (ptr == nullptr &&
-               gate->wait_for_regions(job, rounded, owner.room_for(rounded, kind))) {
+        while (ptr == nullptr) {
+          auto room = owner.room_for(rounded, kind);
+          room.can_make_room = can_make_room;
+          const auto answer = gate->wait_for_regions(job, rounded, room);
+          if (answer == wait_answer::fail) break;
+          if (answer == wait_answer::make_room) {
+            if (!can_make_room) break;  // not offered: fail rather than ask forever
+            // Once: asked again, the gate waits, restarts or fails instead.
+            can_make_room = false;
+            ptr = relieved(relief_moment::instead_of_failing);
+            continue;
+          }
           waited = true;
           reclaim_from_others(owner);
           ptr = owner.try_allocate(stream, rounded, kind);
@@ -143,6 +163,8 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
       }
       if (waited) gate->wait_ended(job);
       if (ptr != nullptr) return ptr;
+    } else if (relief != nullptr) {
+      if (void* ptr = relieved(relief_moment::instead_of_failing)) return ptr;
     }
     if (void* ptr = owner.try_allocate_in_other_class(stream, rounded, kind)) return ptr;
   }
@@ -282,6 +304,14 @@ std::string device_pool::job_name(job_id job) const {
 
 void device_pool::set_pressure_relief(job_id job, pressure_relief* relief) {
   arena(job).set_relief(relief);
+}
+
+void device_pool::clear_pressure_relief(job_id job, pressure_relief* relief) {
+  arena(job).clear_relief(relief);
+}
+
+pressure_relief* device_pool::pressure_relief_of(job_id job) {
+  return arena(job).relief();
 }
 
 void device_pool::set_borrow_gate(borrow_gate* gate) {

@@ -217,6 +217,7 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
     out.recompute_s = stats.recompute_s;
     out.missed_decisions = stats.missed;
     out.diverged_iterations = stats.diverged_iterations;
+    out.evicted_bytes = stats.evicted_bytes;
     out.replans = replans_;
     out.drift_replans = drift_replans_;
   }

@@ -171,9 +171,10 @@ void policy_gate::sleep_until(double seconds) {
 
 schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool restartable,
                                                        std::size_t refused_bytes,
-                                                       std::size_t free_in_own_regions) {
+                                                       std::size_t free_in_own_regions,
+                                                       bool can_make_room) {
   std::lock_guard lock(mutex_);
-  return driver_.memory_wait(job, restartable, refused_bytes, free_in_own_regions);
+  return driver_.memory_wait(job, restartable, refused_bytes, free_in_own_regions, can_make_room);
 }
 
 bool policy_gate::restart_owed(memory::job_id job) const {

@@ -51,14 +51,14 @@ void region_waiter::changed() noexcept {
   returns_.notify_all();
 }
 
-bool region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes,
-                                     const memory::own_room& room) {
+memory::wait_answer region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes,
+                                                    const memory::own_room& room) {
   if (gate_.stop_requested()) {
     throw run_stopped("stopped while waiting for regions: the run was asked to stop");
   }
   // Not on a thread no job owns (libtorch's autograd thread on CUDA, which every job's backward
   // pass needs): the job that would return the memory could never finish. It fails instead.
-  if (!torch_support::job_thread_scope::here()) return false;
+  if (!torch_support::job_thread_scope::here()) return memory::wait_answer::fail;
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
@@ -67,19 +67,21 @@ bool region_waiter::wait_for_regions(memory::job_id job, std::size_t bytes,
   const bool restartable = restartable_scope::here() &&
                            !torch_support::operation_callback_scope::here() &&
                            !room.another_class_fits;
-  switch (gate_.memory_wait(job, restartable, bytes, room.free_bytes)) {
+  switch (gate_.memory_wait(job, restartable, bytes, room.free_bytes, room.can_make_room)) {
     case schedule::memory_wait_verdict::keep_waiting:
       break;
+    case schedule::memory_wait_verdict::make_room:
+      return memory::wait_answer::make_room;
     case schedule::memory_wait_verdict::restart_iteration:
       throw iteration_restarted(
           "no wait would bring the memory asked for (every running iteration waits for another, "
           "or the job's own regions hold room only in pieces): this one lets go and runs again");
     case schedule::memory_wait_verdict::give_up:
-      return false;
+      return memory::wait_answer::fail;
   }
   lock.lock();
   returns_.wait_for(lock, longest_wait, [&] { return changes_ != seen; });
-  return true;
+  return memory::wait_answer::try_again;
 }
 
 void region_waiter::wait_ended(memory::job_id job) noexcept {

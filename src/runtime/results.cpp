@@ -174,6 +174,7 @@ nlohmann::json to_json(const footprint_result& f) {
           {"recompute_s", f.recompute_s},
           {"missed_decisions", f.missed_decisions},
           {"diverged_iterations", f.diverged_iterations},
+          {"evicted_bytes", f.evicted_bytes},
           {"replans", f.replans},
           {"drift_replans", f.drift_replans}};
 }
@@ -341,6 +342,11 @@ void print_table(const run_result& result, std::ostream& out) {
         out << "  " << job.name << ": its plan did not fit the budget by itself; passive swapping "
             << "moved " << format_bytes(f.fallback_swapped_out_bytes)
             << " more out in the planned iterations (lower plan_budget to avoid it)\n";
+      }
+      if (f.evicted_bytes > 0) {
+        out << "  " << job.name << ": where no wait would have served (every running iteration "
+            << "waiting for another), its executor swapped " << format_bytes(f.evicted_bytes)
+            << " of its plan's tensors out of turn to make room instead of failing\n";
       }
       if (f.planned_iterations == 0) {
         out << "  " << job.name

@@ -41,12 +41,13 @@ std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_change
 
 memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
                                                std::size_t refused_bytes,
-                                               std::size_t free_in_own_regions) {
+                                               std::size_t free_in_own_regions,
+                                               bool can_make_room) {
   // Let go already: while its exception unwinds, operations' end callbacks may still borrow
   // (a plan's prefetch), and a give-up now would turn the owed restart into a failure.
   if (restart_owed(job)) return memory_wait_verdict::restart_iteration;
-  const auto verdict = judge_memory_wait(job, restartable,
-                                         refused_bytes > 0 && free_in_own_regions >= refused_bytes);
+  const auto verdict = judge_memory_wait(
+      job, restartable, refused_bytes > 0 && free_in_own_regions >= refused_bytes, can_make_room);
   switch (verdict) {
     case memory_wait_verdict::keep_waiting: {
       const auto [found, fresh] =
@@ -55,6 +56,10 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
       found->second.restartable = restartable;
       break;
     }
+    case memory_wait_verdict::make_room:
+      // Not waiting while it moves its own tensors; it asks afresh if that did not serve.
+      end_memory_wait(job);
+      break;
     case memory_wait_verdict::restart_iteration:
     case memory_wait_verdict::give_up:
       // Its regions are coming back (restarted or failed): until it reports the restart or
@@ -69,9 +74,14 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
   return verdict;
 }
 
-memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartable,
-                                                     bool fragmented) const {
-  if (capabilities_.oom_baseline != nullptr) return memory_wait_verdict::give_up;
+memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartable, bool fragmented,
+                                                     bool can_make_room) const {
+  // Where nothing else would serve, a job that can free some of its own memory does that
+  // first: a copy of its own costs less than any iteration's restart, and a failure nothing.
+  const auto let_go = [&](memory_wait_verdict otherwise) {
+    return can_make_room ? memory_wait_verdict::make_room : otherwise;
+  };
+  if (capabilities_.oom_baseline != nullptr) return let_go(memory_wait_verdict::give_up);
   // A change still to come may raise the budget; an iteration letting go returns its regions.
   if (next_change_ < schedule_.size()) return memory_wait_verdict::keep_waiting;
   if (std::any_of(letting_go_.begin(), letting_go_.end(),
@@ -84,9 +94,10 @@ memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartabl
     // out afresh by a rerun (their blocks free with the cut). Not when neither holds, nor when
     // restarting has stopped getting it further: nothing would change.
     const bool others_present = present_.size() > (present_.contains(job) ? 1u : 0u);
-    return restartable && (others_present || fragmented) && !alone_restarts_spent_.contains(job)
-               ? memory_wait_verdict::restart_iteration
-               : memory_wait_verdict::give_up;
+    return let_go(restartable && (others_present || fragmented) &&
+                          !alone_restarts_spent_.contains(job)
+                      ? memory_wait_verdict::restart_iteration
+                      : memory_wait_verdict::give_up);
   }
   // The policy that judges borrows knows best whether the others will move. Otherwise another
   // running iteration that waits neither for regions nor for an event (at a group barrier)
@@ -100,7 +111,9 @@ memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartabl
               return found == waiting_.end() || found->second.until_s.has_value();
             });
   if (others_move) return memory_wait_verdict::keep_waiting;
-  // Every running iteration waits for another: one lets go and returns its regions.
+  // Every running iteration waits for another: this one makes room, or one lets go and
+  // returns its regions.
+  if (can_make_room) return memory_wait_verdict::make_room;
   if (iteration_to_let_go(job, restartable) != job) return memory_wait_verdict::keep_waiting;
   return restartable ? memory_wait_verdict::restart_iteration : memory_wait_verdict::give_up;
 }

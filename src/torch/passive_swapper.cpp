@@ -62,6 +62,9 @@ struct passive_state {
   device::copy_channel& channel;
   relocation_observer* observer = nullptr;
   const storage_claims* claimed = nullptr;
+  /// The job's relief when this swapper began (a plan executor's last resort), asked where
+  /// this one has nothing left to move and the allocation would fail.
+  memory::pressure_relief* next = nullptr;
   std::thread::id thread;
   at::CallbackHandle callbacks = 0;
   bool active = false;
@@ -231,6 +234,7 @@ void passive_swapper::begin(relocation_observer* observer, const storage_claims*
   s.active = true;
   swapping = this;
   s.callbacks = detail::add_operation_callbacks(&on_start, &on_end);
+  s.next = s.pool.pressure_relief_of(s.job);
   s.pool.set_pressure_relief(s.job, this);
 }
 
@@ -259,7 +263,8 @@ void passive_swapper::end() {
 void passive_swapper::stop() {
   auto& s = *state_;
   if (!s.active) return;
-  s.pool.set_pressure_relief(s.job, nullptr);
+  s.pool.clear_pressure_relief(s.job, this);
+  s.next = nullptr;
   if (s.callbacks != 0) at::removeCallback(s.callbacks);
   s.callbacks = 0;
   if (swapping == this) swapping = nullptr;
@@ -275,12 +280,14 @@ void passive_swapper::stop() {
   s.pinned.clear();
 }
 
-bool passive_swapper::relieve(memory::job_id job, std::size_t /*bytes*/) {
+bool passive_swapper::relieve(memory::job_id job, std::size_t bytes, memory::relief_moment moment) {
   auto& s = *state_;
   // Only on the job's own thread, whose operations under way are known (a worker thread of an
   // operator may allocate too: its caller's inputs could not be told apart).
   if (!s.active || s.ending || job != s.job || std::this_thread::get_id() != s.thread) return false;
-  return swapper_ops(s, stats_).evict_one();
+  if (swapper_ops(s, stats_).evict_one()) return true;
+  return moment == memory::relief_moment::instead_of_failing && s.next != nullptr &&
+         s.next->relieve(job, bytes, moment);
 }
 
 void passive_swapper::operation_started(const at::RecordFunction& fn) {

@@ -16,6 +16,7 @@
 #include "for_each_tensor.hpp"
 #include "operation_callbacks.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/memory/no_wait_scope.hpp"
 #include "tandem/torch/job_binding.hpp"
 
 namespace tandem::torch_support {
@@ -75,6 +76,21 @@ c10::DataPtr host_data(std::shared_ptr<device::host_buffer> buffer, c10::Device 
 }
 
 using detail::for_each_tensor;
+
+/// Marks the executor's own allocations and frees until the scope ends; a nested scope (a
+/// swap-in whose allocation makes room by swapping another tensor out) keeps the outer mark.
+class own_moves {
+ public:
+  explicit own_moves(bool& internal)
+      : internal_(internal), before_(std::exchange(internal, true)) {}
+  ~own_moves() { internal_ = before_; }
+  own_moves(const own_moves&) = delete;
+  own_moves& operator=(const own_moves&) = delete;
+
+ private:
+  bool& internal_;
+  bool before_;
+};
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   if (executing != nullptr) executing->operation_started(fn);
@@ -186,6 +202,14 @@ struct executor_state {
   bool internal = false;  ///< allocations and frees of the executor's own
   int passive_moves = 0;  ///< a fallback passive swapper's moves under way
   bool replaying = false;
+  bool ending = false;  ///< end() brings tensors back: none may leave out of turn
+  /// What the outermost operation under way reads: its inputs' storages, and the tensors of
+  /// the plan autograd unpacked for it. None may leave out of turn (its kernels may hold their
+  /// address). RecordFunction hands the inputs over only at the operation's start.
+  std::vector<const c10::StorageImpl*> reading;
+  std::vector<std::size_t> unpacked;
+  /// The tensor a swap-in is allocating for, while it allocates.
+  std::optional<std::size_t> bringing;
   bool diverged = false;
   std::exception_ptr failure;  ///< thrown where libtorch would swallow it, for later
   std::size_t allocations = 0;
@@ -312,16 +336,19 @@ class executor_ops {
       return now >= s_.started[when.op] + std::chrono::duration_cast<clock::duration>(
                                               std::chrono::duration<double>(when.delay_s));
     };
-    // Issued ones leave the list; swap_out and swap_in never add to it.
+    // Issued ones leave the list; swap_out and swap_in never add to it. A prefetch that finds
+    // no memory free now stays, to be tried again at the next operation (or brought back by
+    // its reader): it does not wait, nor make room, for a tensor not needed yet.
     const auto issue = [&](std::vector<detail::timed_decision>& pending, auto&& start) {
       std::erase_if(pending, [&](const detail::timed_decision& p) {
-        if (!due(p.when)) return false;
-        start(s_.plan.decisions[p.decision].tensor);
-        return true;
+        return due(p.when) && start(s_.plan.decisions[p.decision].tensor);
       });
     };
-    issue(s_.pending_out, [this](std::size_t t) { swap_out(t); });
-    issue(s_.pending_in, [this](std::size_t t) { swap_in(t); });
+    issue(s_.pending_out, [this](std::size_t t) {
+      swap_out(t);
+      return true;
+    });
+    issue(s_.pending_in, [this](std::size_t t) { return swap_in(t, false); });
   }
 
   void swap_out(std::size_t t) {
@@ -341,10 +368,11 @@ class executor_ops {
   void complete_out(std::size_t t) {
     auto& tracked = s_.tensors[t];
     if (const auto storage = storage_of(t)) {
-      s_.internal = true;
-      // The old DataPtr dies here: its block goes back to the pool.
-      static_cast<void>(storage->set_data_ptr(host_data(tracked.host, storage->device())));
-      s_.internal = false;
+      {
+        const own_moves own(s_.internal);
+        // The old DataPtr dies here: its block goes back to the pool.
+        static_cast<void>(storage->set_data_ptr(host_data(tracked.host, storage->device())));
+      }
       place(t, residence::out);
       stats_.swapped_out_bytes += tracked.bytes;
       ++stats_.swaps;
@@ -354,31 +382,44 @@ class executor_ops {
     tracked.copy.reset();
   }
 
-  void swap_in(std::size_t t) {
+  /// Brings tensor `t` back: `needed` now (its reader waits for it), or ahead of its reader (a
+  /// prefetch: false when no memory is free for it now, to be tried again).
+  bool swap_in(std::size_t t, bool needed) {
     auto& tracked = s_.tensors[t];
     if (tracked.where == residence::going_out) {
       // Still on the device: keep it there and let the copy finish unused.
       s_.finishing.emplace_back(std::move(tracked.copy), std::move(tracked.host));
       place(t, residence::present);
-      return;
+      return true;
     }
-    if (tracked.where != residence::out) return;
+    if (tracked.where != residence::out) return true;
     const auto storage = storage_of(t);
-    if (!storage) return;
-    s_.internal = true;
-    try {
+    if (!storage) return true;
+    {
+      const own_moves own(s_.internal);
       // A parameter or optimizer state comes back to stay: among persistent memory, not in the
       // regions the iteration's feature maps come and go from.
       std::optional<kind_scope> persistent;
       if (!s_.sequence.tensors[t].created_by) persistent.emplace(memory::alloc_kind::persistent);
-      tracked.incoming = storage->allocator()->allocate(tracked.bytes);
-    } catch (...) {
-      s_.internal = false;
-      throw;
+      std::optional<memory::no_wait_scope> ahead;
+      if (!needed) ahead.emplace();
+      // Should the allocation have to make room, only tensors read after this one may go.
+      const auto bringing = std::exchange(s_.bringing, t);
+      try {
+        tracked.incoming = storage->allocator()->allocate(tracked.bytes);
+      } catch (const memory::out_of_memory_error&) {
+        s_.bringing = bringing;
+        if (needed) throw;
+        return false;
+      } catch (...) {
+        s_.bringing = bringing;
+        throw;
+      }
+      s_.bringing = bringing;
     }
-    s_.internal = false;
     tracked.copy = s_.channel.copy(tracked.incoming.get(), tracked.host->data(), tracked.bytes);
     place(t, residence::coming_in);
+    return true;
   }
 
   void complete_in(std::size_t t) {
@@ -387,9 +428,8 @@ class executor_ops {
       static_cast<void>(storage->set_data_ptr(std::move(tracked.incoming)));
       stats_.swapped_in_bytes += tracked.bytes;
     } else {
-      s_.internal = true;
+      const own_moves own(s_.internal);
       tracked.incoming = c10::DataPtr();
-      s_.internal = false;
     }
     tracked.host.reset();
     tracked.copy.reset();
@@ -404,9 +444,10 @@ class executor_ops {
       return;
     }
     tracked.bytes = storage->nbytes();
-    s_.internal = true;
-    static_cast<void>(storage->set_data_ptr(c10::DataPtr(nullptr, storage->device())));
-    s_.internal = false;
+    {
+      const own_moves own(s_.internal);
+      static_cast<void>(storage->set_data_ptr(c10::DataPtr(nullptr, storage->device())));
+    }
     place(t, residence::dropped);
   }
 
@@ -417,6 +458,64 @@ class executor_ops {
     std::erase_if(s_.pending_out, is_k);
     std::erase_if(s_.pending_in, is_k);
     make_present(s_.plan.decisions[k].tensor);
+  }
+
+  /// Makes room for an allocation that would otherwise fail (no wait would serve): swaps one
+  /// present tensor of the plan out now, out of turn, and waits for its copy. The victim is
+  /// the one read again latest (Belady's choice: the sequence says when), among those no
+  /// operation under way reads and, when the allocation brings a tensor in, read only after
+  /// that one. It comes back, as any tensor out, before its next reader. Returns false when
+  /// there is none.
+  bool evict_one() {
+    if (s_.diverged || s_.op == 0) return false;  // the sequence no longer says what comes
+    const std::size_t current = s_.op - 1;        // the outermost operation under way
+    // A read at `current` or earlier no longer counts: what may go must be read after `need`.
+    std::size_t need = current;
+    if (s_.bringing) {
+      // Read by the operation under way (needed now) or later (a prefetch).
+      const auto& reads = s_.sequence.tensors[*s_.bringing].read_by;
+      const auto first = std::ranges::lower_bound(reads, current);
+      need = first == reads.end() ? s_.sequence.operations.size() : *first;
+    }
+    std::optional<std::size_t> victim;
+    std::size_t victim_read = 0;
+    std::size_t victim_bytes = 0;
+    for (const auto& [t, tracked] : s_.tensors) {
+      if (tracked.where != residence::present || std::ranges::count(s_.unpacked, t) > 0) continue;
+      const auto storage = storage_of(t);
+      if (!storage || storage->allocator() == nullptr || storage->nbytes() == 0) continue;
+      if (std::ranges::count(s_.reading, storage.get()) > 0) continue;
+      const auto read = next_read(t, current);
+      if (!read || *read <= need) continue;
+      if (!victim || *read > victim_read ||
+          (*read == victim_read && storage->nbytes() > victim_bytes)) {
+        victim = t;
+        victim_read = *read;
+        victim_bytes = storage->nbytes();
+      }
+    }
+    if (!victim) return false;
+    swap_out(*victim);
+    auto& tracked = s_.tensors[*victim];
+    if (tracked.where != residence::going_out) return false;
+    const auto waiting = clock::now();
+    tracked.copy->synchronize();
+    stats_.stall_s += std::chrono::duration<double>(clock::now() - waiting).count();
+    complete_out(*victim);
+    stats_.evicted_bytes += tracked.bytes;
+    ++stats_.evictions;
+    return true;
+  }
+
+  /// The first operation after `current` that reads tensor `t` (one past the last operation
+  /// when none does: a persistent tensor is read next in the next iteration), or none when
+  /// `current` makes or reads it.
+  [[nodiscard]] std::optional<std::size_t> next_read(std::size_t t, std::size_t current) const {
+    const auto& x = s_.sequence.tensors[t];
+    if (x.created_by == current) return std::nullopt;
+    const auto later = std::ranges::upper_bound(x.read_by, current);
+    if (later != x.read_by.begin() && *std::prev(later) == current) return std::nullopt;
+    return later == x.read_by.end() ? s_.sequence.operations.size() : *later;
   }
 
   /// Waits for every copy under way: their buffers and blocks may go only after.
@@ -437,7 +536,7 @@ class executor_ops {
         return;
       case residence::going_out:
       case residence::out:
-        swap_in(t);
+        swap_in(t, true);
         if (tracked.where != residence::coming_in) return;
         [[fallthrough]];
       case residence::coming_in: {
@@ -548,10 +647,11 @@ class executor_ops {
       ++stats_.recomputations;
       if (call.reruns_left > 0) --call.reruns_left;
     }
-    s_.internal = true;
-    made.clear();
-    stack.clear();
-    s_.internal = false;
+    {
+      const own_moves own(s_.internal);
+      made.clear();
+      stack.clear();
+    }
     stats_.recompute_s += std::chrono::duration<double>(clock::now() - began).count();
     if (call.reruns_left == 0) s_.calls.erase(found);
   }
@@ -623,7 +723,10 @@ plan_executor::~plan_executor() {
   for (auto& [t, tracked] : state_->carried) {
     if (tracked.copy) tracked.copy->synchronize();
   }
-  if (executing == this) executing = nullptr;
+  if (executing == this) {
+    executing = nullptr;
+    state_->pool.clear_pressure_relief(state_->job, this);
+  }
   if (state_->callbacks != 0) at::removeCallback(state_->callbacks);
 }
 
@@ -671,14 +774,21 @@ void plan_executor::begin() {
   s.pending_in.clear();
   executor_ops ops(s, stats_);
   for (const auto k : s.released_at_begin) ops.release(k);
+  s.ending = false;
+  s.reading.clear();
+  s.unpacked.clear();
+  s.bringing.reset();
   executing = this;
   s.callbacks = detail::add_operation_callbacks(&on_start, &on_end);
   s.saved_scope = std::make_unique<saved_tensor_scope>(*this);
+  s.pool.set_pressure_relief(s.job, this);
 }
 
 void plan_executor::end() {
   auto& s = *state_;
   TANDEM_EXPECTS(executing == this, usage_error, "plan_executor::end without begin");
+  s.ending = true;
+  s.pool.clear_pressure_relief(s.job, this);
   s.saved_scope.reset();
   at::removeCallback(s.callbacks);
   s.callbacks = 0;
@@ -782,6 +892,14 @@ std::unique_ptr<torch::autograd::SavedVariableHooks> plan_executor::hooks_for_sa
 void plan_executor::operation_started(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth++ > 0) return;
+  s.unpacked.clear();
+  s.reading.clear();
+  for (const auto& input : fn.inputs()) {
+    for_each_tensor(input, [&](const at::Tensor& tensor) {
+      if (tensor.defined() && tensor.has_storage())
+        s.reading.push_back(tensor.storage().unsafeGetStorageImpl());
+    });
+  }
   // Kept for the next saved-tensor hook or end(); the executor acts no more this iteration.
   if (!detail::keeping_failure(s.failure, [&] { start_operation(fn); })) s.diverged = true;
 }
@@ -811,6 +929,8 @@ void plan_executor::start_operation(const at::RecordFunction& fn) {
 void plan_executor::operation_ended(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth == 0 || --s.depth > 0) return;
+  s.unpacked.clear();
+  s.reading.clear();
   if (!detail::keeping_failure(s.failure, [&] { end_operation(fn); })) s.diverged = true;
 }
 
@@ -865,9 +985,27 @@ bool plan_executor::claims(const c10::StorageImpl* storage) const {
 }
 
 void plan_executor::unpacking(const at::Tensor& tensor) {
+  auto& s = *state_;
   rethrow_failure();
-  executor_ops ops(*state_, stats_);
+  executor_ops ops(s, stats_);
   ops.meet(tensor);
+  if (s.depth == 0 || !tensor.defined() || !tensor.has_storage()) return;
+  if (const auto found = s.by_storage.find(tensor.storage().unsafeGetStorageImpl());
+      found != s.by_storage.end()) {
+    s.unpacked.push_back(found->second);
+  }
+}
+
+bool plan_executor::relieve(memory::job_id job, std::size_t /*bytes*/,
+                            memory::relief_moment moment) {
+  auto& s = *state_;
+  // Its own moves are planned: out of turn only where the allocation would fail otherwise,
+  // and only on the job's thread, in its iteration, whose operations under way are known.
+  if (moment != memory::relief_moment::instead_of_failing || job != s.job || executing != this ||
+      s.ending || s.replaying) {
+    return false;
+  }
+  return executor_ops(s, stats_).evict_one();
 }
 
 }  // namespace tandem::torch_support

@@ -12,6 +12,7 @@
 #include "pool_fixture.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/memory/borrow_gate.hpp"
+#include "tandem/memory/no_wait_scope.hpp"
 
 namespace tandem::memory {
 namespace {
@@ -130,10 +131,11 @@ class refusing_gate final : public borrow_gate {
   bool try_reserve(job_id, std::size_t) noexcept override { return true; }
   void cancel(job_id, std::size_t) noexcept override {}
   void returned(job_id, std::size_t) noexcept override {}
-  bool wait_for_regions(job_id, std::size_t bytes, const own_room& room) override {
+  wait_answer wait_for_regions(job_id, std::size_t bytes, const own_room& room) override {
     waits.push_back({bytes, room});
-    return false;
+    return room.can_make_room && make_room ? wait_answer::make_room : wait_answer::fail;
   }
+  bool make_room = false;  ///< answer make_room where the job can
   void wait_ended(job_id) noexcept override {}
   struct wait {
     std::size_t bytes;
@@ -220,23 +222,29 @@ TEST_F(DevicePool, BudgetCapsRegionsAcrossJobs) {
   (void)pb;
 }
 
-/// Frees the job's oldest blocks one by one when asked, as a passive swapper would.
+/// Frees the job's oldest blocks one by one when asked, as a passive swapper would (at either
+/// moment), or only instead of failing, as a plan executor does.
 class freeing_relief final : public pressure_relief {
  public:
-  freeing_relief(device_pool& pool, job_id job) : pool_(pool), job_(job) {}
+  freeing_relief(device_pool& pool, job_id job, bool last_resort_only = false)
+      : pool_(pool), job_(job), last_resort_only_(last_resort_only) {}
   void hold(void* ptr) { held_.push_back(ptr); }
-  bool relieve(job_id job, std::size_t bytes) override {
+  bool relieve(job_id job, std::size_t bytes, relief_moment moment) override {
     asked.push_back({job, bytes});
+    moments.push_back(moment);
+    if (last_resort_only_ && moment != relief_moment::instead_of_failing) return false;
     if (held_.empty()) return false;
     pool_.deallocate(job_, held_.front());
     held_.erase(held_.begin());
     return true;
   }
   std::vector<std::pair<job_id, std::size_t>> asked;
+  std::vector<relief_moment> moments;
 
  private:
   device_pool& pool_;
   job_id job_;
+  bool last_resort_only_;
   std::vector<void*> held_;
 };
 
@@ -258,15 +266,95 @@ TEST_F(DevicePool, AJobOutOfMemoryFirstGivesUpItsOwnBlocksThroughItsRelief) {
   EXPECT_EQ(pool.stats(a).out_of_memory, 0u);
 
   // Nothing left to give: the allocation fails as it would without a relief, and b is untouched.
+  // With no gate to wait on, the relief is asked once more before the failure.
   EXPECT_THROW((void)pool.allocate(a, *stream_, 4 * MiB), out_of_memory_error);
   EXPECT_EQ(relief.asked.back().first, a);
+  EXPECT_EQ(relief.moments.back(), relief_moment::instead_of_failing);
   EXPECT_THROW((void)pool.allocate(b, *stream_, 4 * MiB), out_of_memory_error)
       << "only the job that set a relief is relieved";
-  EXPECT_EQ(relief.asked.size(), 4u);
+  EXPECT_EQ(relief.asked.size(), 5u);
 
   pool.set_pressure_relief(a, nullptr);
   pool.deallocate(a, big);
   pool.deallocate(b, other);
+}
+
+// A relief of last resort (a plan executor's) frees nothing before the gate has judged; where
+// the gate answers make_room it does, and a gate asked again after a relief that could not
+// serve hears that the job can make no more room.
+TEST_F(DevicePool, AReliefOfLastResortIsAskedWhereTheGateSaysMakeRoom) {
+  device_pool pool(backend_, small_pool(64 * MiB, 8 * MiB));
+  refusing_gate gate;
+  pool.set_borrow_gate(&gate);
+  const auto a = pool.add_job("a");
+  const auto b = pool.add_job("b");
+  freeing_relief relief(pool, a, true);
+  pool.set_pressure_relief(a, &relief);
+  for (int i = 0; i < 3; ++i) relief.hold(pool.allocate(a, *stream_, 2 * MiB));
+  void* other = pool.allocate(b, *stream_, 2 * MiB);  // the budget is now full
+
+  // The gate fails it: the relief was asked only before waiting, and freed nothing.
+  EXPECT_THROW((void)pool.allocate(a, *stream_, 2 * MiB), out_of_memory_error);
+  ASSERT_EQ(gate.waits.size(), 1u);
+  EXPECT_TRUE(gate.waits[0].room.can_make_room);
+  EXPECT_EQ(relief.moments, std::vector{relief_moment::before_waiting});
+
+  gate.make_room = true;
+  void* made = pool.allocate(a, *stream_, 2 * MiB);  // one of a's blocks makes room
+  ASSERT_NE(made, nullptr);
+  EXPECT_EQ(gate.waits.size(), 2u);
+  EXPECT_EQ(relief.moments.back(), relief_moment::instead_of_failing);
+
+  // 6 MiB cannot fit in 8 beside b's 2 and made's 2 however much a frees of the rest: after the
+  // relief gave all it had, the gate is asked again, told that no more room can be made.
+  EXPECT_THROW((void)pool.allocate(a, *stream_, 6 * MiB), out_of_memory_error);
+  EXPECT_FALSE(gate.waits.back().room.can_make_room);
+  EXPECT_TRUE(gate.waits[gate.waits.size() - 2].room.can_make_room);
+  EXPECT_LE(pool.stats().reserved_bytes, 8 * MiB);
+
+  pool.set_pressure_relief(a, nullptr);
+  pool.set_borrow_gate(nullptr);
+  pool.deallocate(a, made);
+  pool.deallocate(b, other);
+}
+
+// A prefetch may be put off: under a no_wait_scope the pool neither asks the relief nor waits on
+// the gate, and the refusal is not the job's out-of-memory failure.
+TEST_F(DevicePool, AnAllocationThatMayBePutOffTakesOnlyWhatIsFreeNow) {
+  device_pool pool(backend_, small_pool(64 * MiB, 4 * MiB));
+  refusing_gate gate;
+  pool.set_borrow_gate(&gate);
+  const auto a = pool.add_job("a");
+  freeing_relief relief(pool, a);
+  pool.set_pressure_relief(a, &relief);
+  void* held = pool.allocate(a, *stream_, 2 * MiB);
+  {
+    const no_wait_scope ahead;
+    EXPECT_TRUE(no_wait_scope::here());
+    void* fits = pool.allocate(a, *stream_, 2 * MiB);  // free now
+    EXPECT_THROW((void)pool.allocate(a, *stream_, 2 * MiB), out_of_memory_error);
+    pool.deallocate(a, fits);
+  }
+  EXPECT_FALSE(no_wait_scope::here());
+  EXPECT_TRUE(relief.asked.empty());
+  EXPECT_TRUE(gate.waits.empty());
+  EXPECT_EQ(pool.stats(a).out_of_memory, 0u);
+  pool.set_pressure_relief(a, nullptr);
+  pool.set_borrow_gate(nullptr);
+  pool.deallocate(a, held);
+}
+
+TEST_F(DevicePool, AReliefIsClearedOnlyByItsOwner) {
+  device_pool pool(backend_, small_pool(64 * MiB, 8 * MiB));
+  const auto a = pool.add_job("a");
+  freeing_relief first(pool, a);
+  freeing_relief second(pool, a);
+  pool.set_pressure_relief(a, &first);
+  pool.set_pressure_relief(a, &second);
+  pool.clear_pressure_relief(a, &first);  // replaced since: stays
+  EXPECT_EQ(pool.pressure_relief_of(a), &second);
+  pool.clear_pressure_relief(a, &second);
+  EXPECT_EQ(pool.pressure_relief_of(a), nullptr);
 }
 
 TEST_F(DevicePool, AJobLimitIsAPartitionInsideTheBudget) {

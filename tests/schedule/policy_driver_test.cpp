@@ -81,6 +81,36 @@ TEST(PolicyDriverMemoryWaits, WhenNoneCanRestartTheLatestToWaitGivesUp) {
   EXPECT_EQ(run.driver.memory_wait(1, false), verdict::give_up);  // alone now
 }
 
+// A job that can make room in its own memory (a planned job's executor) does so where nothing
+// else would serve, before anyone lets go: a copy of its own costs less than a restart, and a
+// failure nothing. Asked again with no room left to make, the usual choice applies.
+TEST(PolicyDriverMemoryWaits, WhereNothingMovesOneThatCanMakeRoomMakesRoomInsteadOfFailing) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, false), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(2, false, 100, 0, true), verdict::make_room);
+  // Making room is no letting go: 1 is not told to wait for 2's regions, and 2 fails only
+  // once it can make no more room.
+  EXPECT_EQ(run.driver.memory_wait(2, false, 100, 0, false), verdict::give_up);
+}
+
+TEST(PolicyDriverMemoryWaits, MakingRoomComesBeforeAnotherIterationsRestart) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(2, false, 100, 0, true), verdict::make_room);
+  EXPECT_EQ(run.driver.memory_wait(2, true, 100, 0, true), verdict::make_room)
+      << "even where it could restart itself";
+}
+
+TEST(PolicyDriverMemoryWaits, WhileAnotherIterationMovesAJobThatCouldMakeRoomWaits) {
+  two_running run;
+  EXPECT_EQ(run.driver.memory_wait(1, false, 100, 0, true), verdict::keep_waiting);
+  run.driver.finish_iteration(2, {});  // 1 alone now, beside an idle job
+  EXPECT_EQ(run.driver.memory_wait(1, false, 100, 0, true), verdict::make_room);
+  run.driver.set_budget_schedule({{5.0, 1000}}, [](std::size_t) {});
+  EXPECT_EQ(run.driver.memory_wait(1, false, 100, 0, true), verdict::keep_waiting)
+      << "a budget change to come may serve without moving anything";
+}
+
 TEST(PolicyDriverMemoryWaits, AnIterationAloneWaitsOnlyForABudgetChangeToCome) {
   two_running run;
   run.driver.finish_iteration(1, {});  // 1 idle now

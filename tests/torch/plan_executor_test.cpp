@@ -152,6 +152,63 @@ TEST(PlanExecutor, SwappingEveryFeatureMapKeepsTheLossesBitwiseAndLowersThePools
   }
 }
 
+/// `plan` with every swap-in of a tensor released in the forward pass issued at the backward
+/// pass's first operation: they all come back at once, as prefetches that a slow copy engine or
+/// a misjudged plan issue too early would, and the iteration peaks near its vanilla peak.
+footprint::plan prefetching_early(footprint::plan plan, const footprint::access_sequence& s) {
+  const auto backward = std::ranges::find_if(s.operations, [](const footprint::operation& op) {
+    return op.where == footprint::phase::backward;
+  });
+  const auto first_backward = static_cast<std::size_t>(backward - s.operations.begin());
+  for (auto& d : plan.decisions) {
+    const auto release = s.access_op(d.tensor, d.released_after);
+    if (d.what == footprint::action::swap && !d.wraps && release && *release < first_backward &&
+        d.swap_in.op > first_backward) {
+      d.swap_in = {first_backward, 0};
+    }
+  }
+  return plan;
+}
+
+// Where an allocation would fail (here a swap-in issued too early under a budget the plan does
+// not fit that way), the executor swaps tensors of its plan out of turn instead: the one read
+// again latest that no operation under way reads. The iteration goes on within the budget, its
+// losses bitwise those of vanilla training.
+TEST(PlanExecutor, MakesRoomOutOfTurnWhereAnAllocationWouldFailAndKeepsTheLossesBitwise) {
+  const auto make = zoo("resnet20", 64);
+  std::size_t ignored = 0;
+  const auto expected = vanilla_losses(make, ignored);
+  training run(make);
+  std::vector<double> losses;
+  losses.push_back(run.plain(0, ignored));
+  double loss = 0;
+  persistent_storages storages;
+  const auto sequence = run.record(1, loss, nullptr, &storages);
+  losses.push_back(loss);
+  const auto vanilla_held = run.pool().stats(run.job()).peak_reserved_bytes;
+  const auto plan = prefetching_early(by_planner("vdnn-all", sequence, 0), sequence);
+  ASSERT_GT(count(plan, footprint::action::swap), 20u);
+  device::copy_channel channel(run.backend());
+  plan_executor executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
+  // Three quarters of the vanilla iteration's regions: the early swap-ins cannot all fit.
+  const auto budget = vanilla_held * 3 / 4 / (2 * MiB) * (2 * MiB);
+  run.pool().set_budget(budget);
+  for (std::int64_t i = 2; i < iterations; ++i) {
+    std::size_t peak = 0;
+    losses.push_back(run.execute(executor, i, peak));
+  }
+  expect_bitwise(expected, losses);
+  const auto& stats = executor.stats();
+  EXPECT_GT(stats.evictions, 0u);
+  EXPECT_GT(stats.evicted_bytes, 0u);
+  EXPECT_EQ(stats.diverged_iterations, 0u);
+  EXPECT_EQ(stats.swapped_in_bytes, stats.swapped_out_bytes) << "every tensor out came back";
+  EXPECT_LE(run.pool().stats().peak_reserved_bytes, std::max(budget, vanilla_held))
+      << "the budget held from where it was set";
+  EXPECT_EQ(run.pool().pressure_relief_of(run.job()), nullptr)
+      << "cleared when the iteration ended";
+}
+
 TEST(PlanExecutor, RecomputePlansKeepTheLossesBitwise) {
   std::size_t vanilla_peak = 0;
   const auto expected = vanilla_losses(zoo("resnet20", 16), vanilla_peak);

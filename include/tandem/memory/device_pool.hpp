@@ -105,6 +105,10 @@ class device_pool {
   /// before it waits or fails (pressure_relief.hpp); nullptr stops it. `relief` must outlive
   /// its setting.
   void set_pressure_relief(job_id job, pressure_relief* relief);
+  /// Stops `relief` if it is the job's relief now (another set since stays).
+  void clear_pressure_relief(job_id job, pressure_relief* relief);
+  /// The job's relief now (nullptr: none).
+  [[nodiscard]] pressure_relief* pressure_relief_of(job_id job);
 
   /// Every alloc, free, region move and refusal goes to `sink` (nullptr to stop). The sink must
   /// outlive the pool or be unset first.

@@ -29,8 +29,8 @@ class region_waiter final : public memory::borrow_gate {
   [[nodiscard]] bool try_reserve(memory::job_id job, std::size_t bytes) noexcept override;
   void cancel(memory::job_id job, std::size_t bytes) noexcept override;
   void returned(memory::job_id job, std::size_t bytes) noexcept override;
-  [[nodiscard]] bool wait_for_regions(memory::job_id job, std::size_t bytes,
-                                      const memory::own_room& room) override;
+  [[nodiscard]] memory::wait_answer wait_for_regions(memory::job_id job, std::size_t bytes,
+                                                     const memory::own_room& room) override;
   void wait_ended(memory::job_id job) noexcept override;
 
  private:

@@ -133,6 +133,10 @@ struct footprint_result {
   double recompute_s = 0;
   std::size_t missed_decisions = 0;
   std::size_t diverged_iterations = 0;
+  /// Bytes the executor swapped out of turn to make room for an allocation that would
+  /// otherwise have failed (every running iteration waiting for another, none able to restart):
+  /// the plan's timing did not hold beside the others. Counted in swapped_out_bytes too.
+  std::size_t evicted_bytes = 0;
   /// Plans taken after the first: a job planned jointly with the others of its device gets a
   /// new plan when one of them arrives or leaves, or when the operation times it measures
   /// under its plan drift from those the plan was made for (at its next iteration boundary).

@@ -36,13 +36,17 @@
 // under them), one lets go: the one that began to wait last among those whose executor can
 // restart them (cut the iteration short, return what it took, roll its job back to the
 // iteration's start and ask to start it again: a restarted iteration, reported with
-// iteration_report::restarted), so that a misprediction costs time and never a job. Only when
-// none of the waiting iterations can restart (the runtime's in their backward pass or optimizer
-// step) does the latest to wait fail. An iteration that waits alone restarts when other jobs
-// are present (their memory may go when they leave; the restarted iteration's report ends with
-// the borrow it was refused, so that the policy knows what it needs at least beside them) and
-// fails when nobody else is there, or when its previous cut got no further than the one before
-// it: then waiting for the others has not helped, and restarting again would loop.
+// iteration_report::restarted), so that a misprediction costs time and never a job. Before any
+// iteration lets go, the asking one makes room in its own memory when it can (a planned job's
+// executor swaps a tensor of its plan out of turn, a passive swapper one of its job's): that
+// costs a copy, where a restart costs the iteration's work so far. Only when none of the
+// waiting iterations can restart or make room (the runtime's inside an operation's callback or
+// its optimizer step, with nothing of its own left to move) does the latest to wait fail. An
+// iteration that waits alone restarts when other jobs are present (their memory may go when they
+// leave; the restarted iteration's report ends with the borrow it was refused, so that the policy
+// knows what it needs at least beside them) and fails when nobody else is there, or when its
+// previous cut got no further than the one before it: then waiting for the others has not helped,
+// and restarting again would loop.
 //
 // Not thread-safe: the executor serializes calls (the runtime under one mutex; the simulator is
 // single-threaded). Grants are queued, not delivered by callback, so that an executor reacting
@@ -71,11 +75,11 @@ class driver_clock {
   [[nodiscard]] virtual double now() const = 0;
 };
 
-/// The policy let a waiting job go.
 /// What a running iteration whose region borrow was refused should do (judge_memory_wait).
 enum class memory_wait_verdict {
   keep_waiting,       ///< another iteration will return regions, or a budget change is to come
   restart_iteration,  ///< let go: cut the iteration short, return its regions, start it again
+  make_room,          ///< free some of its own memory (its pressure relief), then ask again
   give_up,            ///< fail as out of memory: nothing will change
 };
 
@@ -149,9 +153,12 @@ class policy_driver {
   /// its executor can restart the iteration here.
   /// `refused_bytes`: the borrow refused, which a restarted iteration's report ends with.
   /// `free_in_own_regions`: what the job's own regions hold unused, in pieces too small for it.
+  /// `can_make_room`: whether it may free some of its own memory instead (make_room, answered
+  /// in place of any restart or failure; it asks again with false if that did not serve).
   [[nodiscard]] memory_wait_verdict memory_wait(job_id job, bool restartable,
                                                 std::size_t refused_bytes = 0,
-                                                std::size_t free_in_own_regions = 0);
+                                                std::size_t free_in_own_regions = 0,
+                                                bool can_make_room = false);
   void memory_wait_ended(job_id job);
   /// Seconds `job` has spent waiting for regions so far, the wait under way included: from a
   /// refused borrow's keep_waiting verdict to memory_wait_ended (or the restart, failure or
@@ -211,8 +218,8 @@ class policy_driver {
   };
   /// `job` waits for regions no more: its wait's time is counted.
   void end_memory_wait(job_id job);
-  [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable,
-                                                      bool fragmented) const;
+  [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable, bool fragmented,
+                                                      bool can_make_room) const;
   [[nodiscard]] bool others_running(job_id job) const;
   void forget_alone_restarts(job_id job);
   /// The running iteration that lets go when every running one waits: `asking` (with

@@ -94,7 +94,11 @@ class passive_swapper final : public memory::pressure_relief {
 
   [[nodiscard]] const passive_stats& stats() const { return stats_; }
 
-  [[nodiscard]] bool relieve(memory::job_id job, std::size_t bytes) override;
+  /// Swaps out the least recently used storage it may move, at either moment; at the last
+  /// (instead_of_failing), with none left, asks the relief the job had when this swapper began
+  /// (the plan executor it falls back for).
+  [[nodiscard]] bool relieve(memory::job_id job, std::size_t bytes,
+                             memory::relief_moment moment) override;
 
   // Called by the RecordFunction callbacks of the job's thread.
   void operation_started(const at::RecordFunction& fn);

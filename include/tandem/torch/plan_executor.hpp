@@ -32,7 +32,11 @@
 //   accesses map to this iteration's operations.
 // - Safety. Before any operation reads a tensor of the plan, and whenever autograd unpacks one,
 //   the executor makes it present: a late prefetch stalls the consumer (counted as stall time),
-//   and a dropped tensor is rebuilt on the spot. Nothing computes on missing data.
+//   and a dropped tensor is rebuilt on the spot. Nothing computes on missing data. So a tensor
+//   may also leave out of turn, when an allocation would otherwise fail (relieve): one that the
+//   outermost operation under way does not read (its RecordFunction inputs, what autograd
+//   unpacked for it, and what the sequence says it reads or makes) and that the sequence reads
+//   again only after the tensor being allocated for.
 // - Recompute. A dropped tensor's creating operation (an aten operator the recorder found
 //   recomputable) is called again through the dispatcher with the inputs it had, with autograd
 //   on so that the tensors it saves come back too, and with the CPU generator's state of the
@@ -82,6 +86,10 @@ struct execution_stats {
   double recompute_s = 0;  ///< running operations again
   std::size_t missed = 0;  ///< decisions not carried out: the tensor was not met in time
   std::size_t diverged_iterations = 0;  ///< iterations that stopped matching the sequence
+  /// Tensors swapped out of turn to make room for an allocation that would have failed
+  /// (relieve), and their bytes (also counted in swapped_out_bytes).
+  std::size_t evictions = 0;
+  std::size_t evicted_bytes = 0;
 
   /// Adds what another executor did (a job's executors of successive plans).
   execution_stats& operator+=(const execution_stats& other) {
@@ -94,6 +102,8 @@ struct execution_stats {
     recompute_s += other.recompute_s;
     missed += other.missed;
     diverged_iterations += other.diverged_iterations;
+    evictions += other.evictions;
+    evicted_bytes += other.evicted_bytes;
     return *this;
   }
 };
@@ -105,7 +115,8 @@ struct executor_state;
 class plan_executor final : public memory::trace_sink,
                             public saved_tensor_handler,
                             public relocation_observer,
-                            public storage_claims {
+                            public storage_claims,
+                            public memory::pressure_relief {
  public:
   /// Runs `plan` (made for `sequence`, a recorded one) on `job`'s iterations; copies go over
   /// `channel`. Events go on to `next` (the pool's sink before, or nullptr). `persistent`: the
@@ -154,6 +165,13 @@ class plan_executor final : public memory::trace_sink,
              std::optional<std::size_t> to, double seconds) override;
   void freed_while_out(const c10::StorageImpl* /*storage*/) override {}
   [[nodiscard]] bool claims(const c10::StorageImpl* storage) const override;
+
+  /// The job's pressure relief during an iteration: only instead of failing, it swaps a tensor
+  /// of the plan out of turn (see Safety above): the one read again latest that nothing under
+  /// way reads. A job that a policy would otherwise fail (every running iteration waiting for
+  /// another, none able to restart) goes on a little slower instead.
+  [[nodiscard]] bool relieve(memory::job_id job, std::size_t bytes,
+                             memory::relief_moment moment) override;
 
  private:
   void start_operation(const at::RecordFunction& fn);

@@ -112,6 +112,9 @@ class job_arena {
 
   /// Who frees some of the job's memory when an allocation finds none (nullptr: nobody).
   void set_relief(pressure_relief* relief) { relief_.store(relief, std::memory_order_release); }
+  void clear_relief(pressure_relief* relief) {
+    relief_.compare_exchange_strong(relief, nullptr, std::memory_order_acq_rel);
+  }
   [[nodiscard]] pressure_relief* relief() const { return relief_.load(std::memory_order_acquire); }
 
   /// What the job's regions hold unused (free, unsynced or pending) when `bytes` of `kind` found
