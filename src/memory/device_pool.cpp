@@ -121,7 +121,11 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
     // Other jobs may hold empty regions whose frees the device has not finished yet.
     reclaim_from_others(owner);
     if (void* ptr = owner.try_allocate(stream, rounded, kind)) return ptr;
-    if (no_wait_scope::here()) throw out_of_memory_error(make_report(owner, rounded, kind));
+    if (no_wait_scope::here()) {
+      auto report = make_report(owner, rounded, kind);
+      report.put_off = true;
+      throw out_of_memory_error(report);
+    }
     // The job may give up some of its own memory (Capuchin's passive swapping), no lock held.
     auto* relief = owner.relief();
     // Asks the relief at `moment` until the allocation fits or it has nothing more to give.

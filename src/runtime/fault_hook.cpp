@@ -35,7 +35,18 @@ void fault_hook::before_allocation(std::size_t bytes) {
     report.cause = where;
     throw memory::out_of_memory_error(report);
   }
-  inner_.before_allocation(bytes);
+  try {
+    inner_.before_allocation(bytes);
+  } catch (...) {
+    --allocations_;  // put off before the pool saw it
+    throw;
+  }
+}
+
+void fault_hook::allocation_refused() noexcept {
+  // Ordinals count allocations that happened: the next one takes this one's place.
+  if (allocations_ > 0) --allocations_;
+  inner_.allocation_refused();
 }
 
 }  // namespace tandem::runtime::detail

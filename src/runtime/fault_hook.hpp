@@ -19,6 +19,7 @@ class fault_hook final : public torch_support::allocation_hook {
   fault_hook(torch_support::allocation_hook& inner, injected_fault fault, policy_gate& gate,
              memory::job_id job);
   void before_allocation(std::size_t bytes) override;
+  void allocation_refused() noexcept override;
 
  private:
   torch_support::allocation_hook& inner_;

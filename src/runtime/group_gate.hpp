@@ -26,7 +26,11 @@ class group_gate final : public torch_support::allocation_hook {
   bool end_iteration();
   [[nodiscard]] double waited_s() const { return waited_s_; }
 
+  /// At a group boundary, waits for the group's grant; an allocation that may be put off
+  /// (memory::no_wait_scope: a plan's prefetch) does not wait there but fails at once, so that
+  /// the job's own next allocation takes the boundary.
   void before_allocation(std::size_t bytes) override;
+  void allocation_refused() noexcept override;
 
  private:
   policy_gate& gate_;

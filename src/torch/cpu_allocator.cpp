@@ -61,7 +61,13 @@ c10::DataPtr allocate_pooled(std::size_t bytes) {
   // does not shift the positions.
   auto* classifier = job->classifier;
   const auto kind = classifier != nullptr ? classifier->classify(bytes, job->kind) : job->kind;
-  void* ptr = pool->allocate(job->job, *job->stream, bytes, kind);
+  void* ptr = nullptr;
+  try {
+    ptr = pool->allocate(job->job, *job->stream, bytes, kind);
+  } catch (...) {
+    if (job->hook != nullptr) job->hook->allocation_refused();
+    throw;
+  }
   if (classifier != nullptr) classifier->on_allocate(ptr, bytes);
   return {ptr, ptr, &free_pooled, c10::Device(c10::DeviceType::CPU)};
 }

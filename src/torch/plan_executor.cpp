@@ -407,9 +407,9 @@ class executor_ops {
       const auto bringing = std::exchange(s_.bringing, t);
       try {
         tracked.incoming = storage->allocator()->allocate(tracked.bytes);
-      } catch (const memory::out_of_memory_error&) {
+      } catch (const memory::out_of_memory_error& refused) {
         s_.bringing = bringing;
-        if (needed) throw;
+        if (needed || !refused.report().put_off) throw;
         return false;
       } catch (...) {
         s_.bringing = bringing;
@@ -460,13 +460,34 @@ class executor_ops {
     make_present(s_.plan.decisions[k].tensor);
   }
 
-  /// Makes room for an allocation that would otherwise fail (no wait would serve): swaps one
-  /// present tensor of the plan out now, out of turn, and waits for its copy. The victim is
+  /// Makes room for an allocation that would otherwise fail (no wait would serve): finishes
+  /// the copies under way (out: their blocks go; in: their tensors may leave again), or else
+  /// swaps one present tensor of the plan out now, out of turn, and waits for its copy. The
+  /// victim is
   /// the one read again latest (Belady's choice: the sequence says when), among those no
   /// operation under way reads and, when the allocation brings a tensor in, read only after
   /// that one. It comes back, as any tensor out, before its next reader. Returns false when
   /// there is none.
   bool evict_one() {
+    // Copies out under way hold their blocks until they finish: waiting for them frees memory
+    // at no new cost.
+    // Copies in under way hold blocks too: finished, their tensors can leave again.
+    bool freed = false;
+    const std::vector<std::size_t> away(s_.away.begin(), s_.away.end());
+    for (const auto t : away) {
+      auto& tracked = s_.tensors[t];
+      if (tracked.where != residence::going_out && tracked.where != residence::coming_in) continue;
+      const auto waiting = clock::now();
+      tracked.copy->synchronize();
+      stats_.stall_s += std::chrono::duration<double>(clock::now() - waiting).count();
+      if (tracked.where == residence::going_out) {
+        complete_out(t);
+        freed = true;
+      } else {
+        complete_in(t);
+      }
+    }
+    if (freed) return true;
     if (s_.diverged || s_.op == 0) return false;  // the sequence no longer says what comes
     const std::size_t current = s_.op - 1;        // the outermost operation under way
     // A read at `current` or earlier no longer counts: what may go must be read after `need`.

@@ -128,6 +128,33 @@ TEST_F(TorchOnPool, ABudgetTooSmallRaisesTheTypedErrorAndLeavesThePoolUsable) {
   EXPECT_TRUE(pool_.owns(fits.data_ptr()));
 }
 
+/// Counts the allocations its hook hears of, taking back the refused ones.
+class counting_hook final : public allocation_hook {
+ public:
+  void before_allocation(std::size_t bytes) override {
+    if (bytes > 0) ++counted;
+  }
+  void allocation_refused() noexcept override {
+    --counted;
+    ++refused;
+  }
+  int counted = 0;
+  int refused = 0;
+};
+
+// A hook that numbers allocations (NodeGroup's boundaries) hears of a refused one, so that an
+// allocation put off (a prefetch) does not shift the numbers of those that happen.
+TEST_F(TorchOnPool, TheHookHearsOfAnAllocationThePoolRefused) {
+  cpu_allocator_scope installed(pool_);
+  counting_hook hook;
+  job_binding bound(pool_, job_, *stream_, nullptr, &hook);
+  auto fits = torch::ones({1024, 1024});
+  EXPECT_EQ(hook.counted, 1);
+  EXPECT_THROW((void)torch::ones({1024, 1024, 64}), memory::out_of_memory_error);
+  EXPECT_EQ(hook.counted, 1);
+  EXPECT_EQ(hook.refused, 1);
+}
+
 TEST_F(TorchOnPool, TwoJobsOnTwoThreadsAreAttributedToTheirOwnJob) {
   cpu_allocator_scope installed(pool_);
   const auto other = pool_.add_job("other");

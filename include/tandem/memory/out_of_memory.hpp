@@ -30,6 +30,9 @@ struct oom_report {
   /// Set when the refusal did not come from the pool (an injected fault): says why instead of
   /// the pool's figures.
   std::string cause;
+  /// Refused under a no_wait_scope (no_wait_scope.hpp): put off, nothing waited for; the
+  /// caller tries again later. Any other refusal is the job's out-of-memory failure.
+  bool put_off = false;
 
   /// A few lines for people: the numbers above and the setting to change.
   [[nodiscard]] std::string describe() const;

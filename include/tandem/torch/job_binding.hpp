@@ -19,6 +19,10 @@ class allocation_hook {
  public:
   virtual ~allocation_hook() = default;
   virtual void before_allocation(std::size_t bytes) = 0;
+  /// The allocation the last before_allocation announced did not happen: the pool refused it
+  /// (a prefetch put off, memory::no_wait_scope), so a hook that counts allocations takes it
+  /// back.
+  virtual void allocation_refused() noexcept {}
 };
 
 struct binding {
