@@ -915,11 +915,14 @@ void plan_executor::operation_started(const at::RecordFunction& fn) {
   if (s.replaying || s.depth++ > 0) return;
   s.unpacked.clear();
   s.reading.clear();
-  for (const auto& input : fn.inputs()) {
-    for_each_tensor(input, [&](const at::Tensor& tensor) {
-      if (tensor.defined() && tensor.has_storage())
-        s.reading.push_back(tensor.storage().unsafeGetStorageImpl());
-    });
+  // Only a plan that moves tensors has any to make room with.
+  if (!s.plan.decisions.empty()) {
+    for (const auto& input : fn.inputs()) {
+      for_each_tensor(input, [&](const at::Tensor& tensor) {
+        if (tensor.defined() && tensor.has_storage())
+          s.reading.push_back(tensor.storage().unsafeGetStorageImpl());
+      });
+    }
   }
   // Kept for the next saved-tensor hook or end(); the executor acts no more this iteration.
   if (!detail::keeping_failure(s.failure, [&] { start_operation(fn); })) s.diverged = true;
