@@ -426,6 +426,7 @@ bool job::end_iteration(std::optional<std::string> failure) {
   }
   if (s.footprint) {
     // Cut short or failed: what the executor and the swapper hold of it goes back.
+    if (s.runner) s.runner->stop_gating();
     s.footprint->cut();
     s.footprint.reset();
     s.recording.reset();

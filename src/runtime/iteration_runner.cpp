@@ -181,6 +181,10 @@ schedule::iteration_report iteration_runner::abandon(double start_s) {
   return report;
 }
 
+void iteration_runner::stop_gating() {
+  static_cast<void>(groups_.end_iteration());
+}
+
 void iteration_runner::close_gating() {
   // A gated job's last group ends here: its frees must reach the others as at every boundary.
   // Otherwise what is already complete is enough.

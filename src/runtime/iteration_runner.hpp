@@ -41,6 +41,10 @@ class iteration_runner {
   /// up to the cut, with restarted set. The classifier learns nothing from it and no detail is
   /// kept.
   [[nodiscard]] schedule::iteration_report abandon(double start_s);
+  /// The iteration begun is being cut short: its group boundaries hold no more, so that what
+  /// its footprint brings back while it lets go does not wait for a group that the others,
+  /// waiting for its regions, would never let it into. Before the footprint's cut.
+  void stop_gating();
 
   /// The results' record of the iteration ended as `report`: its times and peak, `loss`, when it
   /// asked to start (`requested_s`) and what it waited mid-way, for regions and at group

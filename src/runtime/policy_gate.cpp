@@ -232,6 +232,11 @@ std::string policy_gate::waiting_reason(memory::job_id job) const {
   return driver_.present(job) && reasons != nullptr ? reasons->waiting_reason(job) : std::string();
 }
 
+std::string policy_gate::held_up_by(memory::job_id job) const {
+  std::lock_guard lock(mutex_);
+  return driver_.present(job) ? driver_.held_up_by(job) : std::string();
+}
+
 latency_summary policy_gate::switch_latency() const {
   return summarize_latencies(switch_samples());
 }

@@ -93,12 +93,17 @@ class progress_printer {
       line << "  " << jobs_[j].name << ": " << phases[static_cast<std::size_t>(p.now.load())] << ' '
            << iterations << total << " it, " << format_bytes(live);
     }
-    // What a waiting job waits for, when the policy says (Salus's admission): on lines of their
-    // own, so that the progress line stays readable.
+    // What a waiting job waits for, when the policy says (Salus's admission), and what holds
+    // up a training job mid-iteration (regions, a group boundary): on lines of their own, so
+    // that the progress line stays readable.
     for (std::size_t j = 0; j < jobs_.size(); ++j) {
       const auto id = progress_[j].job.load();
-      if (id < 0 || progress_[j].now.load() != job_progress::phase::waiting) continue;
-      const auto reason = gate_.waiting_reason(static_cast<memory::job_id>(id));
+      if (id < 0) continue;
+      const auto job = static_cast<memory::job_id>(id);
+      const auto now = progress_[j].now.load();
+      const auto reason = now == job_progress::phase::waiting    ? gate_.waiting_reason(job)
+                          : now == job_progress::phase::training ? gate_.held_up_by(job)
+                                                                 : std::string();
       if (!reason.empty()) line << "\n           " << jobs_[j].name << ": " << reason;
     }
     *options_.progress << line.str() << std::endl;

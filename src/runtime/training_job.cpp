@@ -281,6 +281,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       // Told to let go (the exception may come back from libtorch as its own type): back to
       // the iteration's start, reported as restarted, and asked for again.
       if (!gate.restart_owed(id)) throw;
+      runner.stop_gating();
       footprint.cut();
       recording.reset();
       const bool graph_left = job->roll_back();

@@ -1,6 +1,8 @@
 #include "tandem/schedule/policy_driver.hpp"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 #include <utility>
 
 #include "tandem/common/error.hpp"
@@ -364,6 +366,23 @@ void policy_driver::apply_limits() {
     limits_(job, capabilities_.partitions != nullptr ? capabilities_.partitions->memory_limit(job)
                                                      : std::nullopt);
   }
+}
+
+std::string policy_driver::held_up_by(job_id job) const {
+  if (!running_.contains(job)) return {};
+  if (const auto going = letting_go_.find(job); going != letting_go_.end()) {
+    return going->second.restarts ? "letting go of its iteration to run it again"
+                                  : "failing: no wait would bring the memory it asked for";
+  }
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1);
+  if (const auto waiting = memory_waits_.find(job); waiting != memory_waits_.end()) {
+    text << "waiting for regions for " << now() - waiting->second.since_s << " s";
+  } else if (const auto at_group = waiting_.find(job); at_group != waiting_.end()) {
+    text << "waiting to enter group " << at_group->second.group << " for "
+         << now() - at_group->second.asked_s << " s";
+  }
+  return text.str();
 }
 
 bool policy_driver::stalled() const {

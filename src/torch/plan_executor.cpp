@@ -816,10 +816,15 @@ void plan_executor::end() {
   executor_ops ops(s, stats_);
   // Whatever is still out and alive comes back, so that the next iteration (or whoever holds
   // it) finds it; every copy finishes before its buffers go.
-  for (auto& [t, tracked] : s.tensors) {
-    if (tracked.where == residence::dropped && !ops.storage_of(t)) continue;
-    if (s.wrapped[t]) continue;  // out across the boundary: see below
-    if (tracked.where != residence::present) ops.make_present(t);
+  try {
+    for (auto& [t, tracked] : s.tensors) {
+      if (tracked.where == residence::dropped && !ops.storage_of(t)) continue;
+      if (s.wrapped[t]) continue;  // out across the boundary: see below
+      if (tracked.where != residence::present) ops.make_present(t);
+    }
+  } catch (...) {
+    abandon_iteration();
+    throw;
   }
   // Swaps across the boundary whose trigger has not come yet leave now; those out or going out
   // stay so into the next iteration, their copies running on.
@@ -860,6 +865,38 @@ void plan_executor::end() {
   ++stats_.iterations;
   executing = nullptr;
   rethrow_failure();
+}
+
+void plan_executor::abandon_iteration() noexcept {
+  // No room to bring everything back (an iteration cut short while memory is short, its
+  // restart owed): parameters and optimizer state still out stay on the host, their data
+  // intact, carried into the next iteration, whose readers bring them back. The iteration's
+  // own tensors belonged to the cut iteration: the next one makes its own (carried, they
+  // would be taken for them).
+  auto& s = *state_;
+  executor_ops ops(s, stats_);
+  ops.wait_for_copies();
+  for (auto it = s.tensors.begin(); it != s.tensors.end();) {
+    const bool away = it->second.where != residence::present &&
+                      it->second.where != residence::dropped &&
+                      !s.sequence.tensors[it->first].created_by;
+    if (away && ops.storage_of(it->first)) {
+      s.carried.insert(std::move(*it));
+      it = s.tensors.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  s.pending_out.clear();
+  s.pending_in.clear();
+  s.calls.clear();
+  s.tensors.clear();
+  s.away.clear();
+  s.by_storage.clear();
+  s.measured_s.clear();
+  ++stats_.iterations;
+  ++stats_.diverged_iterations;
+  executing = nullptr;
 }
 
 void plan_executor::bring_back() {

@@ -111,6 +111,23 @@ TEST(PolicyDriverMemoryWaits, WhileAnotherIterationMovesAJobThatCouldMakeRoomWai
       << "a budget change to come may serve without moving anything";
 }
 
+// Progress lines say what holds up a running iteration.
+TEST(PolicyDriverMemoryWaits, SaysWhatHoldsUpARunningIteration) {
+  two_running run;
+  EXPECT_EQ(run.driver.held_up_by(1), "");
+  run.clock.now_s = 1;
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  run.clock.now_s = 3.5;
+  EXPECT_EQ(run.driver.held_up_by(1), "waiting for regions for 2.5 s");
+  run.driver.memory_wait_ended(1);
+  EXPECT_EQ(run.driver.held_up_by(1), "");
+  ASSERT_EQ(run.driver.memory_wait(1, true), verdict::keep_waiting);
+  ASSERT_EQ(run.driver.memory_wait(2, true), verdict::restart_iteration);
+  EXPECT_EQ(run.driver.held_up_by(2), "letting go of its iteration to run it again");
+  run.driver.finish_iteration(1, {});
+  EXPECT_EQ(run.driver.held_up_by(1), "") << "not running";
+}
+
 TEST(PolicyDriverMemoryWaits, AnIterationAloneWaitsOnlyForABudgetChangeToCome) {
   two_running run;
   run.driver.finish_iteration(1, {});  // 1 idle now

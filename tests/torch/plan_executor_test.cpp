@@ -386,6 +386,34 @@ persistent_run checked_persistent_swaps(stretch how) {
   return run;
 }
 
+// An iteration cut short where its tensors cannot come back (its restart owed, no memory left):
+// end() throws, what is out stays on the host, and the executor runs the next iteration, whose
+// readers bring the parameters back; the losses stay bitwise.
+TEST(PlanExecutor, AnIterationCutShortWithNoRoomCarriesWhatIsOutIntoTheNextOne) {
+  std::size_t ignored = 0;
+  const auto make = zoo("resnet20", 8);
+  const auto expected = vanilla_losses(make, ignored);
+  training run(make);
+  std::vector<double> losses;
+  losses.push_back(run.plain(0, ignored));
+  double loss = 0;
+  persistent_storages storages;
+  const auto sequence = run.record(1, loss, nullptr, &storages);
+  losses.push_back(loss);
+  const auto plan = swap_persistent(sequence, stretch::within);
+  ASSERT_GT(plan.decisions.size(), 20u);
+  device::copy_channel channel(run.backend());
+  plan_executor executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
+  // The forward pass sent the parameters out after their first read; they cannot come back.
+  EXPECT_TRUE(run.cut_after_forward(executor, 2));
+  for (std::int64_t i = 2; i < iterations; ++i) {
+    std::size_t peak = 0;
+    losses.push_back(run.execute(executor, i, peak));
+  }
+  expect_bitwise(expected, losses);
+  EXPECT_EQ(executor.stats().swapped_in_bytes, executor.stats().swapped_out_bytes);
+}
+
 TEST(PlanExecutor, ParametersAndOptimizerStateSwappedWithinAnIterationKeepTheLossesBitwise) {
   const auto run = checked_persistent_swaps(stretch::within);
   EXPECT_GT(run.stats.swapped_out_bytes, 0u);

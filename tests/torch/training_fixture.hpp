@@ -85,6 +85,17 @@ inline make_trainee zoo(const std::string& name, std::int64_t batch) {
   return [=] { return std::make_unique<zoo_trainee>(name, batch); };
 }
 
+/// Refuses every allocation of the thread it is bound on, as a full budget would.
+class refusing_hook final : public allocation_hook {
+ public:
+  void before_allocation(std::size_t bytes) override {
+    memory::oom_report report;
+    report.requested_bytes = bytes;
+    report.cause = "refused by the test";
+    throw memory::out_of_memory_error(report);
+  }
+};
+
 /// Trains as the runtime does (gradients set to none after each step), on a pool of its own,
 /// and lets a test record an iteration and run plans on the later ones.
 class training {
@@ -142,6 +153,30 @@ class training {
     peak = meter_.peak();
     pool_.set_trace_sink(&meter_);
     return loss;
+  }
+
+  /// Runs iteration `iteration`'s forward pass under `executor` and ends the iteration there, as
+  /// one cut short, with no memory to be had at its end (every allocation refused): returns
+  /// whether end() threw out of memory.
+  bool cut_after_forward(plan_executor& executor, std::int64_t iteration) {
+    pool_.set_trace_sink(&executor);
+    executor.begin();
+    {
+      const auto loss = trainee_->loss(iteration);
+      static_cast<void>(loss.item<double>());
+    }
+    refusing_hook refusing;
+    bool refused = false;
+    {
+      const job_binding nothing_left(pool_, job_, *stream_, nullptr, &refusing);
+      try {
+        executor.end();
+      } catch (const memory::out_of_memory_error&) {
+        refused = true;
+      }
+    }
+    pool_.set_trace_sink(&meter_);
+    return refused;
   }
 
   /// Runs iteration `iteration` as it is, or under `swapper`'s passive swapping.

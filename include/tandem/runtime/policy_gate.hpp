@@ -143,6 +143,8 @@ class policy_gate {
   /// Why the policy holds `job` back beyond taking turns (explains_waiting::waiting_reason); empty
   /// when it does not say.
   [[nodiscard]] std::string waiting_reason(memory::job_id job) const;
+  /// What holds up `job`'s iteration under way (policy_driver::held_up_by); empty when nothing.
+  [[nodiscard]] std::string held_up_by(memory::job_id job) const;
 
  private:
   /// The gate's clock for the driver: seconds since the origin.

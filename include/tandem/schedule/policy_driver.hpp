@@ -164,6 +164,10 @@ class policy_driver {
   /// refused borrow's keep_waiting verdict to memory_wait_ended (or the restart, failure or
   /// iteration end that ended it). An iteration's waits are the difference across it.
   [[nodiscard]] double memory_waited_s(job_id job) const;
+  /// What running `job` is held up by, for people watching a run (progress lines): waiting
+  /// for regions (since when), at a group boundary, or letting go of its iteration; empty when
+  /// it is not held up, or not running.
+  [[nodiscard]] std::string held_up_by(job_id job) const;
   /// `job` let go of its iteration (a restart_iteration verdict): the iteration ends as
   /// restarted (an event; `report` measured up to the cut, with restarted set) and the job asks
   /// to start it again with request_start.

@@ -136,7 +136,9 @@ class plan_executor final : public memory::trace_sink,
   void begin();
   /// Ends it: every copy under way is finished, every tensor still alive is present again, but
   /// for those swapped across the boundary (Note [Stretches across iterations]): they stay out,
-  /// their copy out perhaps still under way, until the next iteration needs them.
+  /// their copy out perhaps still under way, until the next iteration needs them. When one
+  /// cannot come back (no room; an iteration cut short), the rest stay out too, carried into
+  /// the next iteration, and the error is thrown; the executor can begin again.
   void end();
   /// Brings back what the last iteration left out across its boundary, on the job's thread
   /// between iterations: before another executor (a new plan), or none, runs the next one.
@@ -176,6 +178,9 @@ class plan_executor final : public memory::trace_sink,
  private:
   void start_operation(const at::RecordFunction& fn);
   void end_operation(const at::RecordFunction& fn);
+  /// end() found no room to bring the iteration's tensors back: it carries what is out into
+  /// the next iteration and lets another begin().
+  void abandon_iteration() noexcept;
   void rethrow_failure();
 
   std::unique_ptr<detail::executor_state> state_;
