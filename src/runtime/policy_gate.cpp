@@ -1,6 +1,7 @@
 #include "tandem/runtime/policy_gate.hpp"
 
 #include "tandem/common/error.hpp"
+#include "tandem/memory/out_of_memory.hpp"
 
 namespace tandem::runtime {
 
@@ -89,6 +90,23 @@ double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
   TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use wait_for_start");
   if (!closed_.empty()) throw gate_closed(closed_);
   if (stopping_) throw run_stopped("stopped at a boundary: the run was asked to stop");
+  // A job letting go of its iteration does not wait at a boundary: the others wait for its
+  // regions, so its group might never come (a failure or restart thrown inside an operation's
+  // callback, which libtorch swallows, leaves the job running on to here).
+  if (driver_.restart_owed(job)) {
+    throw iteration_restarted(
+        "the iteration lets go at its group boundary: it owes a restart (every running "
+        "iteration waited for another)");
+  }
+  if (driver_.lets_go(job)) {
+    memory::oom_report report;
+    report.job = job;
+    report.cause =
+        "no wait would bring the memory the iteration asked for (every running iteration waited "
+        "for another, none could restart or make room); it fails at its group boundary rather "
+        "than wait there";
+    throw memory::out_of_memory_error(report);
+  }
   driver_.request_group(job, group);
   dispatch_locked();
   return wait_for_grant_locked(lock, job);

@@ -205,6 +205,29 @@ class not_before_policy final : public schedule::policy {
   double at_;
 };
 
+// A job letting go of its iteration (a failure or restart that libtorch swallowed inside an
+// operation's callback leaves it running on) does not wait at a group boundary, where the others,
+// waiting for its regions, would keep it forever.
+TEST_F(PolicyGate, AJobLettingGoDoesNotWaitAtAGroupBoundary) {
+  const auto job = pool_.add_job("a");
+  {
+    schedule::spatial_policy policy;  // fails on out of memory: every memory wait gives up
+    policy_gate gate(policy, pool_, 1);
+    gate.arrive(job_info::make(job, "a", 0, 2));
+    gate.wait_for_start(job);
+    ASSERT_EQ(gate.memory_wait(job, false, 2 * MiB), schedule::memory_wait_verdict::give_up);
+    EXPECT_THROW((void)gate.wait_for_group(job, 1), memory::out_of_memory_error);
+    gate.depart(job);
+  }
+  schedule::temporal_policy policy;
+  policy_gate gate(policy, pool_, 1);
+  gate.arrive(job_info::make(job, "a", 0, 2));
+  gate.wait_for_start(job);
+  gate.inject_restart(job);
+  EXPECT_THROW((void)gate.wait_for_group(job, 1), iteration_restarted);
+  gate.depart(job);
+}
+
 TEST_F(PolicyGate, AWaitUntilVerdictWakesTheJobAtThatTime) {
   not_before_policy policy(0.05);
   policy_gate gate(policy, pool_, 1);

@@ -175,6 +175,9 @@ class policy_driver {
   /// Whether `job` was told to restart its iteration (a restart_iteration verdict, or
   /// owe_restart) and has not reported the restart, nor left.
   [[nodiscard]] bool restart_owed(job_id job) const;
+  /// Whether `job` lets go of its iteration: it owes a restart, or it was told to give up and
+  /// has not left yet (its failure may surface only later, where libtorch swallowed it).
+  [[nodiscard]] bool lets_go(job_id job) const { return letting_go_.contains(job); }
   /// Makes running `job` owe a restart as if a memory wait had been judged so (an injected
   /// fault); the others wait for its regions meanwhile, as after that verdict.
   void owe_restart(job_id job);
