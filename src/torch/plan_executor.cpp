@@ -77,19 +77,27 @@ c10::DataPtr host_data(std::shared_ptr<device::host_buffer> buffer, c10::Device 
 
 using detail::for_each_tensor;
 
-/// Marks the executor's own allocations and frees until the scope ends; a nested scope (a
-/// swap-in whose allocation makes room by swapping another tensor out) keeps the outer mark.
-class own_moves {
+/// Sets a field of the executor's state for the rest of a scope and puts back what it held
+/// before, so that nested scopes (a swap-in whose allocation makes room by swapping another
+/// tensor out) keep the outer scope's value.
+template <class T>
+class scoped_value {
  public:
-  explicit own_moves(bool& internal)
-      : internal_(internal), before_(std::exchange(internal, true)) {}
-  ~own_moves() { internal_ = before_; }
-  own_moves(const own_moves&) = delete;
-  own_moves& operator=(const own_moves&) = delete;
+  scoped_value(T& field, T value)
+      : field_(field), before_(std::exchange(field, std::move(value))) {}
+  ~scoped_value() { field_ = std::move(before_); }
+  scoped_value(const scoped_value&) = delete;
+  scoped_value& operator=(const scoped_value&) = delete;
 
  private:
-  bool& internal_;
-  bool before_;
+  T& field_;
+  T before_;
+};
+
+/// The executor's own allocations and frees until the scope ends (executor_state::internal).
+class own_moves : public scoped_value<bool> {
+ public:
+  explicit own_moves(bool& internal) : scoped_value(internal, true) {}
 };
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
@@ -404,18 +412,13 @@ class executor_ops {
       std::optional<memory::no_wait_scope> ahead;
       if (!needed) ahead.emplace();
       // Should the allocation have to make room, only tensors read after this one may go.
-      const auto bringing = std::exchange(s_.bringing, t);
+      const scoped_value<std::optional<std::size_t>> bringing(s_.bringing, t);
       try {
         tracked.incoming = storage->allocator()->allocate(tracked.bytes);
       } catch (const memory::out_of_memory_error& refused) {
-        s_.bringing = bringing;
         if (needed || !refused.report().put_off) throw;
         return false;
-      } catch (...) {
-        s_.bringing = bringing;
-        throw;
       }
-      s_.bringing = bringing;
     }
     tracked.copy = s_.channel.copy(tracked.incoming.get(), tracked.host->data(), tracked.bytes);
     place(t, residence::coming_in);
@@ -463,23 +466,18 @@ class executor_ops {
   /// Makes room for an allocation that would otherwise fail (no wait would serve): finishes
   /// the copies under way (out: their blocks go; in: their tensors may leave again), or else
   /// swaps one present tensor of the plan out now, out of turn, and waits for its copy. The
-  /// victim is
-  /// the one read again latest (Belady's choice: the sequence says when), among those no
-  /// operation under way reads and, when the allocation brings a tensor in, read only after
-  /// that one. It comes back, as any tensor out, before its next reader. Returns false when
-  /// there is none.
+  /// victim is the one read again latest (Belady's choice: the sequence says when), among
+  /// those no operation under way reads and, when the allocation brings a tensor in, read only
+  /// after that one. It comes back, as any tensor out, before its next reader. Returns false
+  /// when there is none.
   bool evict_one() {
-    // Copies out under way hold their blocks until they finish: waiting for them frees memory
-    // at no new cost.
-    // Copies in under way hold blocks too: finished, their tensors can leave again.
+    // Waiting for the copies under way frees memory at no new cost.
     bool freed = false;
     const std::vector<std::size_t> away(s_.away.begin(), s_.away.end());
     for (const auto t : away) {
       auto& tracked = s_.tensors[t];
       if (tracked.where != residence::going_out && tracked.where != residence::coming_in) continue;
-      const auto waiting = clock::now();
-      tracked.copy->synchronize();
-      stats_.stall_s += std::chrono::duration<double>(clock::now() - waiting).count();
+      await_copy(tracked);
       if (tracked.where == residence::going_out) {
         complete_out(t);
         freed = true;
@@ -519,9 +517,7 @@ class executor_ops {
     swap_out(*victim);
     auto& tracked = s_.tensors[*victim];
     if (tracked.where != residence::going_out) return false;
-    const auto waiting = clock::now();
-    tracked.copy->synchronize();
-    stats_.stall_s += std::chrono::duration<double>(clock::now() - waiting).count();
+    await_copy(tracked);
     complete_out(*victim);
     stats_.evicted_bytes += tracked.bytes;
     ++stats_.evictions;
@@ -537,6 +533,27 @@ class executor_ops {
     const auto later = std::ranges::upper_bound(x.read_by, current);
     if (later != x.read_by.begin() && *std::prev(later) == current) return std::nullopt;
     return later == x.read_by.end() ? s_.sequence.operations.size() : *later;
+  }
+
+  /// Waits for the copy under way of `tracked`: the job stalls meanwhile.
+  void await_copy(detail::tracked_tensor& tracked) {
+    const auto waiting = clock::now();
+    tracked.copy->synchronize();
+    stats_.stall_s += std::chrono::duration<double>(clock::now() - waiting).count();
+  }
+
+  /// Moves the tensors out (or on their way) whose storage is still alive and for which
+  /// `carry(t, tracked)` holds into `carried`, for the next iteration to bring back.
+  template <class Carry>
+  void carry_over(Carry&& carry) {
+    for (auto it = s_.tensors.begin(); it != s_.tensors.end();) {
+      if (carry(it->first, it->second) && storage_of(it->first)) {
+        s_.carried.insert(std::move(*it));
+        it = s_.tensors.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   /// Waits for every copy under way: their buffers and blocks may go only after.
@@ -560,13 +577,10 @@ class executor_ops {
         swap_in(t, true);
         if (tracked.where != residence::coming_in) return;
         [[fallthrough]];
-      case residence::coming_in: {
-        const auto waiting = clock::now();
-        tracked.copy->synchronize();
-        stats_.stall_s += std::chrono::duration<double>(clock::now() - waiting).count();
+      case residence::coming_in:
+        await_copy(tracked);
         complete_in(t);
         return;
-      }
       case residence::dropped:
         rebuild(t);
         return;
@@ -833,16 +847,10 @@ void plan_executor::end() {
     if (d.wraps) ops.swap_out(d.tensor);
   }
   s.pending_out.clear();
-  for (auto it = s.tensors.begin(); it != s.tensors.end();) {
-    const bool away =
-        it->second.where == residence::going_out || it->second.where == residence::out;
-    if (s.wrapped[it->first] && away && ops.storage_of(it->first)) {
-      s.carried.insert(std::move(*it));
-      it = s.tensors.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  ops.carry_over([&](std::size_t t, const detail::tracked_tensor& tracked) {
+    return s.wrapped[t] &&
+           (tracked.where == residence::going_out || tracked.where == residence::out);
+  });
   // Copies out whose tensor was needed back before they finished served nothing, yet the
   // iteration ends only after them (a plan whose copies outrun the channel): a stall too.
   const auto waiting = std::chrono::steady_clock::now();
@@ -876,17 +884,10 @@ void plan_executor::abandon_iteration() noexcept {
   auto& s = *state_;
   executor_ops ops(s, stats_);
   ops.wait_for_copies();
-  for (auto it = s.tensors.begin(); it != s.tensors.end();) {
-    const bool away = it->second.where != residence::present &&
-                      it->second.where != residence::dropped &&
-                      !s.sequence.tensors[it->first].created_by;
-    if (away && ops.storage_of(it->first)) {
-      s.carried.insert(std::move(*it));
-      it = s.tensors.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  ops.carry_over([&](std::size_t t, const detail::tracked_tensor& tracked) {
+    return tracked.where != residence::present && tracked.where != residence::dropped &&
+           !s.sequence.tensors[t].created_by;
+  });
   s.pending_out.clear();
   s.pending_in.clear();
   s.calls.clear();

@@ -91,12 +91,8 @@ template <typename MakePlan>
 planned_run run_planned(const make_trainee& make, MakePlan&& make_plan) {
   training run(make);
   planned_run out;
-  std::size_t ignored = 0;
-  out.losses.push_back(run.plain(0, ignored));
-  double loss = 0;
   persistent_storages storages;
-  out.sequence = run.record(1, loss, nullptr, &storages);
-  out.losses.push_back(loss);
+  out.sequence = run.warm_up_and_record(out.losses, storages);
   out.plan = make_plan(out.sequence);
   device::copy_channel channel(run.backend());
   plan_executor executor(run.pool(), run.job(), channel, out.sequence, out.plan, &run.meter(),
@@ -180,11 +176,8 @@ TEST(PlanExecutor, MakesRoomOutOfTurnWhereAnAllocationWouldFailAndKeepsTheLosses
   const auto expected = vanilla_losses(make, ignored);
   training run(make);
   std::vector<double> losses;
-  losses.push_back(run.plain(0, ignored));
-  double loss = 0;
   persistent_storages storages;
-  const auto sequence = run.record(1, loss, nullptr, &storages);
-  losses.push_back(loss);
+  const auto sequence = run.warm_up_and_record(losses, storages);
   const auto vanilla_held = run.pool().stats(run.job()).peak_reserved_bytes;
   const auto plan = prefetching_early(by_planner("vdnn-all", sequence, 0), sequence);
   ASSERT_GT(count(plan, footprint::action::swap), 20u);
@@ -354,12 +347,8 @@ persistent_run run_persistent_swaps(stretch how) {
   // Between iterations the job holds its weights, buffers and optimizer state only.
   const auto persistent_bytes = [&] { return run.pool().stats(run.job()).live_bytes; };
   persistent_run out;
-  std::size_t ignored = 0;
-  out.losses.push_back(run.plain(0, ignored));
-  double loss = 0;
   persistent_storages storages;
-  const auto sequence = run.record(1, loss, nullptr, &storages);
-  out.losses.push_back(loss);
+  const auto sequence = run.warm_up_and_record(out.losses, storages);
   out.held_before = persistent_bytes();
   const auto plan = swap_persistent(sequence, how);
   out.swapped = plan.decisions.size();
@@ -395,11 +384,8 @@ TEST(PlanExecutor, AnIterationCutShortWithNoRoomCarriesWhatIsOutIntoTheNextOne) 
   const auto expected = vanilla_losses(make, ignored);
   training run(make);
   std::vector<double> losses;
-  losses.push_back(run.plain(0, ignored));
-  double loss = 0;
   persistent_storages storages;
-  const auto sequence = run.record(1, loss, nullptr, &storages);
-  losses.push_back(loss);
+  const auto sequence = run.warm_up_and_record(losses, storages);
   const auto plan = swap_persistent(sequence, stretch::within);
   ASSERT_GT(plan.decisions.size(), 20u);
   device::copy_channel channel(run.backend());

@@ -143,6 +143,19 @@ class training {
     return sequence;
   }
 
+  /// Iteration 0 plain and iteration 1 recorded, as a planned job runs them before its plan:
+  /// their losses go to `losses`, the storages of its persistent tensors to `storages`; returns
+  /// the recorded sequence.
+  footprint::access_sequence warm_up_and_record(std::vector<double>& losses,
+                                                persistent_storages& storages) {
+    std::size_t peak = 0;
+    losses.push_back(plain(0, peak));
+    double loss = 0;
+    auto sequence = record(1, loss, nullptr, &storages);
+    losses.push_back(loss);
+    return sequence;
+  }
+
   /// Runs iteration `iteration` under `executor`; its loss, and the pool's peak in `peak`.
   double execute(plan_executor& executor, std::int64_t iteration, std::size_t& peak) {
     pool_.set_trace_sink(&executor);
