@@ -180,6 +180,22 @@ std::optional<std::size_t> access_sequence::access_op(std::size_t t, std::size_t
   return x.read_by[access - 1];
 }
 
+bool access_sequence::is_scratch(std::size_t t) const {
+  const auto& x = tensors.at(t);
+  return x.created_by && x.read_by.empty() && release_op(t) == x.created_by;
+}
+
+std::vector<std::size_t> access_sequence::scratch_bytes_by_op() const {
+  std::vector<std::size_t> sum(operations.size(), 0);
+  for (std::size_t t = 0; t < tensors.size(); ++t) {
+    if (is_scratch(t)) sum[*tensors[t].created_by] += tensors[t].bytes;
+  }
+  for (std::size_t op = 0; op < operations.size(); ++op) {
+    if (const auto peak = operations[op].scratch_peak_bytes) sum[op] = std::min(sum[op], *peak);
+  }
+  return sum;
+}
+
 void validate(const access_sequence& sequence) {
   validate_operations(sequence);
   for (std::size_t t = 0; t < sequence.tensors.size(); ++t) validate_tensor(sequence, t);
@@ -194,7 +210,8 @@ void write_access_sequence_json(const access_sequence& sequence, std::ostream& o
                           {"start_s", op.start_s},
                           {"duration_s", op.duration_s},
                           {"random", op.random},
-                          {"recomputable", op.recomputable}});
+                          {"recomputable", op.recomputable},
+                          {"scratch_peak_bytes", optional_json(op.scratch_peak_bytes)}});
   }
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& x : sequence.tensors) {
@@ -219,7 +236,11 @@ access_sequence read_access_sequence_json(std::istream& in, const std::string& s
   const auto context = context_for(source);
   const auto document = parse_document(in, context);
   const json_field root(document, "", context);
-  check_schema_version(root, access_sequence_schema_version, "an access sequence", context);
+  // Schema 2 is schema 3 without operations' scratch_peak_bytes.
+  const auto version = root["schema_version"].json();
+  const bool schema_2 = version.is_number_integer() && version.get<std::int64_t>() == 2;
+  check_schema_version(root, schema_2 ? 2 : access_sequence_schema_version, "an access sequence",
+                       context);
   access_sequence s;
   s.model = root["model"].text();
   s.batch_size = root["batch_size"].count<std::int64_t>();
@@ -233,6 +254,7 @@ access_sequence read_access_sequence_json(std::istream& in, const std::string& s
     op.duration_s = f["duration_s"].seconds();
     op.random = f["random"].flag();
     op.recomputable = f["recomputable"].flag();
+    if (!schema_2) op.scratch_peak_bytes = f["scratch_peak_bytes"].optional_index();
     s.operations.push_back(std::move(op));
   }
   for (const auto& f : root["tensors"].elements()) {

@@ -36,15 +36,22 @@ action_space::action_space(const access_sequence& s, const planning_request& req
   TANDEM_EXPECTS(bandwidth > 0, usage_error, "cost_options::copy_bandwidth must be > 0");
 
   // What the vanilla iteration holds at each operation's start: a tensor from its creating
-  // operation to its release operation, persistent ones and other_bytes throughout.
+  // operation to its release operation, an operation's scratch while it runs, persistent ones
+  // and other_bytes throughout.
   std::vector<std::int64_t> delta(ops.size() + 1, 0);
   std::size_t floor = s.other_bytes;
+  const auto scratch = s.scratch_bytes_by_op();
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    delta[k] += static_cast<std::int64_t>(scratch[k]);
+    delta[k + 1] -= static_cast<std::int64_t>(scratch[k]);
+  }
   for (std::size_t t = 0; t < s.tensors.size(); ++t) {
     const auto& x = s.tensors[t];
     if (!x.created_by) {
       floor += x.bytes;
       continue;
     }
+    if (s.is_scratch(t)) continue;  // in scratch
     const auto until = s.release_op(t).value_or(ops.size() - 1);
     delta[*x.created_by] += static_cast<std::int64_t>(x.bytes);
     delta[until + 1] -= static_cast<std::int64_t>(x.bytes);

@@ -11,7 +11,8 @@
 //   operation that needs them, each after whatever the stream ran last.
 // - Memory. A tensor is taken at the start of its creating operation and released at the end of
 //   its release operation (access_sequence::release_op); persistent tensors and other_bytes are
-//   held from time 0 throughout. The curve has one point per instant, what is held at its end:
+//   held from time 0 throughout. An operation's scratch tensors (access_sequence::is_scratch)
+//   count as one block, access_sequence::scratch_bytes_by_op, for its duration. The curve has one point per instant, what is held at its end:
 //   releases at an instant go before the allocations at it.
 // - Swap. The copy out is issued at max(end of the release access's operation, swap_out trigger);
 //   the memory is freed when it completes. The copy in is issued at max(swap_in trigger, copy
@@ -133,6 +134,7 @@ struct job_replay {
         inputs_(detail::inputs_by_op(s)),
         outputs_(s.operations.size()),
         natural_releases_(s.operations.size()),
+        scratch_(s.scratch_bytes_by_op()),
         releases_(s.operations.size()),
         out_triggers_(s.operations.size()),
         in_triggers_(s.operations.size()),
@@ -140,6 +142,7 @@ struct job_replay {
         rebuilt_(p.decisions.size(), false) {
     for (std::size_t t = 0; t < s.tensors.size(); ++t) {
       const auto& x = s.tensors[t];
+      if (s.is_scratch(t)) continue;  // in scratch_
       if (x.created_by) outputs_[*x.created_by].push_back(t);
       if (const auto released = s.release_op(t)) natural_releases_[*released].push_back(t);
     }
@@ -164,6 +167,7 @@ struct job_replay {
   std::vector<std::vector<std::size_t>> inputs_;
   std::vector<std::vector<std::size_t>> outputs_;
   std::vector<std::vector<std::size_t>> natural_releases_;  ///< tensors, by release operation
+  std::vector<std::size_t> scratch_;  ///< what each operation's scratch holds while it runs
   std::vector<std::vector<std::size_t>> releases_;  ///< decisions, by release access's operation
   std::vector<std::size_t> at_start_;               ///< decisions releasing at time 0
   std::vector<std::vector<std::size_t>> out_triggers_;
@@ -409,6 +413,10 @@ class replay {
     job.previous_end_s = end;
     job.result.iteration_s = std::max(job.result.iteration_s, end);
     for (const auto t : job.outputs_[op]) job.take(start, s.tensors[t].bytes);
+    if (job.scratch_[op] > 0) {
+      job.take(start, job.scratch_[op]);
+      job.give(end, job.scratch_[op]);
+    }
     for (const auto t : job.natural_releases_[op]) job.give(end, s.tensors[t].bytes);
     for (const auto k : job.releases_[op]) release(j, k, end);
     for (const auto k : job.out_triggers_[op]) {

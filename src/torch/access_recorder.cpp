@@ -141,6 +141,7 @@ void access_recorder::begin() {
   allocations_ = 0;
   made_in_op_.clear();
   saved_in_op_.clear();
+  since_op_began_.clear();
   depth_ = 0;
   phase_ = footprint::phase::forward;
   phases_marked_ = false;
@@ -194,9 +195,13 @@ void access_recorder::operation_started(const at::RecordFunction& fn) {
   op.recomputable = op.where == footprint::phase::forward && !backward_node &&
                     fn.operator_name().has_value() && created_between_.empty();
   op.start_s = seconds_since_begin();
+  measure_scratch_of_last_operation(sequence_);
   sequence_.operations.push_back(std::move(op));
   const auto index = sequence_.operations.size() - 1;
-  for (const auto t : created_between_) sequence_.tensors[t].created_by = index;
+  for (const auto t : created_between_) {
+    sequence_.tensors[t].created_by = index;
+    since_op_began_.emplace_back(t, true);
+  }
   created_between_.clear();
   made_in_op_.clear();
   saved_in_op_.clear();
@@ -238,6 +243,25 @@ void access_recorder::stop_recomputing_what_it_writes(const at::RecordFunction& 
     // place to what matmul made): a rerun of that operation would make it without the write.
     if (creator && *creator != current) sequence_.operations[*creator].recomputable = false;
   });
+}
+
+void access_recorder::measure_scratch_of_last_operation(footprint::access_sequence& sequence) {
+  if (sequence.operations.empty()) return;
+  const auto op = sequence.operations.size() - 1;
+  std::size_t held = 0;
+  std::size_t most = 0;
+  for (const auto& [t, allocated] : since_op_began_) {
+    const auto& x = sequence.tensors[t];
+    if (x.created_by != op || !x.read_by.empty() || x.freed_after != op) continue;
+    if (allocated) {
+      held += x.bytes;
+      most = std::max(most, held);
+    } else {
+      held -= std::min(held, x.bytes);
+    }
+  }
+  sequence.operations[op].scratch_peak_bytes = most;
+  since_op_began_.clear();
 }
 
 void access_recorder::operation_ended(const at::RecordFunction& fn) {
@@ -366,6 +390,7 @@ void access_recorder::on_event(const memory::trace_event& event) {
     const auto index = sequence_.tensors.size() - 1;
     live_[event.offset] = index;
     if (depth_ > 0) {
+      since_op_began_.emplace_back(index, true);
       sequence_.tensors[index].created_by = sequence_.operations.size() - 1;
       made_in_op_.emplace_back(event.offset, index);
     } else {
@@ -376,6 +401,7 @@ void access_recorder::on_event(const memory::trace_event& event) {
     if (found == live_.end()) return;  // allocated before the iteration: persistent
     if (!sequence_.operations.empty()) {
       sequence_.tensors[found->second].freed_after = sequence_.operations.size() - 1;
+      since_op_began_.emplace_back(found->second, false);
     }
     live_.erase(found);
   }
@@ -410,6 +436,7 @@ footprint::access_sequence access_recorder::end(std::string model, std::int64_t 
   // Made outside every operation after the last one (nothing reads them): by the last.
   for (const auto t : created_between_) sequence.tensors[t].created_by = last;
   created_between_.clear();
+  measure_scratch_of_last_operation(sequence);
   for (std::size_t i = 0; i < sequence.tensors.size(); ++i) {
     auto& t = sequence.tensors[i];
     if (t.created_by && !kept[i]) t.role = role_of(t, sequence);

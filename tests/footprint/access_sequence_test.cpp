@@ -58,6 +58,16 @@ TEST(AccessSequence, AnswersItsQueries) {
   EXPECT_EQ(s.inputs_of(0), (std::vector<std::size_t>{0}));
   EXPECT_EQ(s.inputs_of(2), (std::vector<std::size_t>{1, 2}));
   EXPECT_EQ(s.outputs_of(0), (std::vector<std::size_t>{1, 3}));
+  // Scratch: made and released by one operation, read by none after it.
+  EXPECT_TRUE(s.is_scratch(3));
+  EXPECT_TRUE(s.is_scratch(4));
+  EXPECT_FALSE(s.is_scratch(0));
+  EXPECT_FALSE(s.is_scratch(1));
+  EXPECT_EQ(s.scratch_bytes_by_op(), (std::vector<std::size_t>{5, 0, 7}));
+  auto measured = s;
+  measured.operations[0].scratch_peak_bytes = 3;   // held at most 3 of the 5 at once
+  measured.operations[2].scratch_peak_bytes = 70;  // never more than their sum
+  EXPECT_EQ(measured.scratch_bytes_by_op(), (std::vector<std::size_t>{3, 0, 7}));
   EXPECT_EQ(s.outputs_of(2), (std::vector<std::size_t>{4}));
   EXPECT_EQ(s.release_op(0), std::nullopt);  // a parameter stays
   EXPECT_EQ(s.release_op(1), 2u);            // after its last reader
@@ -193,8 +203,30 @@ void replace_once(std::string& text, const std::string& from, const std::string&
 
 TEST(AccessSequenceJson, RefusesAnotherSchemaVersion) {
   expect_json_refused(
-      [](std::string& t) { replace_once(t, "\"schema_version\": 2", "\"schema_version\": 1"); },
-      "schema version 1, but this build of tandem reads version 2 only");
+      [](std::string& t) { replace_once(t, "\"schema_version\": 3", "\"schema_version\": 1"); },
+      "schema version 1, but this build of tandem reads version 3 only");
+}
+
+// Schema 2 had no scratch_peak_bytes: its files are read as sequences whose operations hold all
+// their scratch at once.
+TEST(AccessSequenceJson, ReadsSchemaTwoWithoutScratchPeaks) {
+  auto s = tiny();
+  s.operations[1].scratch_peak_bytes = 4;
+  std::stringstream text;
+  write_access_sequence_json(s, text);
+  auto document = nlohmann::json::parse(text.str());
+  EXPECT_EQ(document["operations"][1]["scratch_peak_bytes"], 4);
+  EXPECT_TRUE(document["operations"][0]["scratch_peak_bytes"].is_null());
+  std::stringstream same(document.dump());
+  EXPECT_EQ(read_access_sequence_json(same, "same"), s);
+  document["schema_version"] = 2;
+  for (auto& op : document["operations"]) op.erase("scratch_peak_bytes");
+  std::stringstream old(document.dump());
+  const auto read = read_access_sequence_json(old, "old");
+  for (const auto& op : read.operations) EXPECT_FALSE(op.scratch_peak_bytes);
+  document["schema_version"] = 3;
+  std::stringstream missing(document.dump());
+  EXPECT_THROW(static_cast<void>(read_access_sequence_json(missing, "missing")), config_error);
 }
 
 TEST(AccessSequenceJson, NamesTheMalformedField) {

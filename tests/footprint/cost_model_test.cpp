@@ -51,6 +51,20 @@ TEST(CostModel, EmptyPlanReproducesTheSequence) {
   EXPECT_EQ(kept.swapped_out_bytes + kept.swapped_in_bytes, 0u);
 }
 
+// z is make_z's scratch (made and released by it, never read): its operation holds what the
+// recording measured it held at once, not each piece.
+TEST(CostModel, AnOperationsScratchCountsAsTheMostItHeldAtOnce) {
+  auto s = swap_case();
+  const auto extra = s.tensors.size();
+  s.tensors.push_back(s.tensors[1]);  // a second 3000-byte piece of make_z's scratch
+  s.tensors[extra].name = "z2";
+  EXPECT_EQ(predict(s, plan{}, slow_channel).peak_bytes, 7000u);  // all at once: 1000 + 6000
+  s.operations[2].scratch_peak_bytes = 3000;                     // one piece after the other
+  const auto measured = predict(s, plan{}, slow_channel);
+  EXPECT_EQ(measured.peak_bytes, 4000u);
+  EXPECT_EQ(measured.curve, (std::vector<memory_point>{{0, 1000}, {2, 4000}, {4, 3000}, {9, 0}}));
+}
+
 TEST(CostModel, SwapHiddenBehindComputeCostsNoTime) {
   // Out: issued when make_x ends (1), done at 2. In: make_y starts at 4, + 3 s: issued at 7,
   // done at 8, just as `use` may start. x is out over [2,7): the peak falls to 3000.

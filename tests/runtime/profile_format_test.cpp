@@ -45,11 +45,11 @@ profile_set sample() {
   sequence.batch_size = 16;
   sequence.other_bytes = 512;
   sequence.operations = {{"aten::linear", footprint::phase::forward, footprint::op_kind::matmul,
-                          0.0001, 0.01, false, true},
+                          0.0001, 0.01, false, true, std::nullopt},
                          {"AddmmBackward0", footprint::phase::backward, footprint::op_kind::matmul,
-                          0.02, 0.03, false, false},
+                          0.02, 0.03, false, false, 2048},
                          {"aten::add_", footprint::phase::optimizer, footprint::op_kind::optimizer,
-                          0.06, 1.0 / 3.0, false, false}};
+                          0.06, 1.0 / 3.0, false, false, 0}};
   sequence.tensors = {{"fc.weight",
                        4096,
                        footprint::tensor_role::parameter,

@@ -82,7 +82,9 @@ TEST(SavedTensorHooks,
 using testing::pool_of;
 
 /// The most a sequence holds at once, by brute force: each tensor from its creating operation's
-/// start to the end of its last reader or freed_after, persistent ones throughout.
+/// start to the end of its last reader or freed_after, persistent ones throughout; a tensor
+/// made and freed by one operation and read by none (scratch) not by itself, but as part of
+/// the most its operation's scratch held at once (recorded as scratch_peak_bytes).
 std::size_t brute_force_peak(const footprint::access_sequence& s) {
   std::map<std::pair<std::size_t, int>, std::int64_t> changes;  // (op, 0 start / 1 end) -> bytes
   std::int64_t persistent = 0;
@@ -94,8 +96,14 @@ std::size_t brute_force_peak(const footprint::access_sequence& s) {
     std::size_t last = *t.created_by;
     for (const auto r : t.read_by) last = std::max(last, r);
     if (t.freed_after) last = *t.freed_after;
+    if (t.read_by.empty() && last == *t.created_by) continue;  // scratch
     changes[{*t.created_by, 0}] += static_cast<std::int64_t>(t.bytes);
     changes[{last, 1}] -= static_cast<std::int64_t>(t.bytes);
+  }
+  for (std::size_t op = 0; op < s.operations.size(); ++op) {
+    const auto scratch = static_cast<std::int64_t>(s.operations[op].scratch_peak_bytes.value());
+    changes[{op, 0}] += scratch;
+    changes[{op, 1}] -= scratch;
   }
   std::int64_t held = persistent + static_cast<std::int64_t>(s.other_bytes);
   std::int64_t most = held;
@@ -192,6 +200,20 @@ TEST(AccessRecorder, ARealIterationBecomesATensorAccessSequence) {
   }
   EXPECT_EQ(parameters, parameter_bytes);
   EXPECT_EQ(parameter_bytes, 4u * static_cast<std::size_t>(model->parameter_count()));
+  // Each operation's scratch, measured: never more than its sum, and less than it somewhere (a
+  // convolution's backward frees pieces before it makes the next).
+  std::vector<std::size_t> scratch_sum(sequence.operations.size(), 0);
+  for (std::size_t t = 0; t < sequence.tensors.size(); ++t) {
+    if (sequence.is_scratch(t))
+      scratch_sum[*sequence.tensors[t].created_by] += sequence.tensors[t].bytes;
+  }
+  bool overlapping_less = false;
+  for (std::size_t op = 0; op < sequence.operations.size(); ++op) {
+    ASSERT_TRUE(sequence.operations[op].scratch_peak_bytes) << sequence.operations[op].name;
+    EXPECT_LE(*sequence.operations[op].scratch_peak_bytes, scratch_sum[op]);
+    overlapping_less |= *sequence.operations[op].scratch_peak_bytes < scratch_sum[op];
+  }
+  EXPECT_TRUE(overlapping_less);
   // The sequence itemizes what the pool held: its peak is the pool's, within the rounding of
   // persistent tensors (sized by their storage, not their block).
   const auto peak = brute_force_peak(sequence);

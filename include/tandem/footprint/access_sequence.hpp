@@ -60,6 +60,12 @@ struct operation {
   /// called again); the catalogue assumes every operation is. Plans recompute only tensors of
   /// recomputable operations.
   bool recomputable = true;
+  /// The most bytes of its scratch tensors (access_sequence::is_scratch) it held at once, as
+  /// recorded. An operator's scratch (an im2col buffer, a backward node's partial gradients)
+  /// mostly comes and goes one piece after another, so their sum overstates what the operation
+  /// holds (ResNet-20's convolution backward at batch 300 makes five 4.7 MiB pieces and holds
+  /// one or two). Empty: all of them at once (generated sequences, recordings of schema 2).
+  std::optional<std::size_t> scratch_peak_bytes = std::nullopt;
   friend bool operator==(const operation&, const operation&) = default;
 };
 
@@ -106,6 +112,13 @@ struct access_sequence {
   /// them: 0 its creation (none for a persistent tensor: the iteration's start), i >= 1 its
   /// i-th read.
   [[nodiscard]] std::optional<std::size_t> access_op(std::size_t t, std::size_t access) const;
+  /// Whether tensor `t` is scratch: made by an operation, released when it ends and read by no
+  /// other. No plan can move it; it counts only while its operation runs.
+  [[nodiscard]] bool is_scratch(std::size_t t) const;
+  /// Per operation, what its scratch tensors hold while it runs: its scratch_peak_bytes where
+  /// recorded (at most their sum), else their sum. The cost model and the planners' memory
+  /// curves count scratch tensors through this, never one by one.
+  [[nodiscard]] std::vector<std::size_t> scratch_bytes_by_op() const;
 };
 
 /// Throws config_error naming the tensor or operation for a sequence that contradicts itself:
@@ -113,7 +126,8 @@ struct access_sequence {
 /// out of order, starts that decrease, a transient tensor without a creating operation.
 void validate(const access_sequence& sequence);
 
-inline constexpr int access_sequence_schema_version = 2;
+/// Schema 3 added operations' scratch_peak_bytes; schema 2 files are read as without it.
+inline constexpr int access_sequence_schema_version = 3;
 
 void write_access_sequence_json(const access_sequence& sequence, std::ostream& out);
 /// Reads what write_access_sequence_json writes, validated. `source` names the input in

@@ -104,6 +104,9 @@ class access_recorder final : public memory::trace_sink,
   /// Marks not recomputable every earlier operation of the iteration whose tensor `fn` writes
   /// in place: running it again would not redo the write.
   void stop_recomputing_what_it_writes(const at::RecordFunction& fn);
+  /// Sets the last operation of `sequence` (the one being recorded, or the finished one)'s
+  /// scratch_peak_bytes from the allocations and frees since it began.
+  void measure_scratch_of_last_operation(footprint::access_sequence& sequence);
 
   memory::device_pool& pool_;
   memory::job_id job_;
@@ -137,6 +140,9 @@ class access_recorder final : public memory::trace_sink,
   /// leaves behind.
   std::vector<std::pair<std::size_t, std::size_t>> made_in_op_;
   std::vector<const void*> saved_in_op_;
+  /// Since the last outermost operation began: (tensor, true) for each allocation, (tensor,
+  /// false) for each free, in order. Which of them were scratch is known when the next begins.
+  std::vector<std::pair<std::size_t, bool>> since_op_began_;
   std::unique_ptr<saved_tensor_scope> saved_scope_;
 };
 
