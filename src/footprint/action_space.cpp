@@ -152,8 +152,15 @@ plan action_space::plan_of(const choices& c, std::string_view planner) const {
 score action_space::score_of(const prediction& predicted) const {
   // No budget: the least peak, then the fastest plan there.
   const auto budget = request_.budget_bytes;
-  if (budget == 0) return {predicted.peak_bytes, predicted.iteration_s};
-  return {predicted.peak_bytes > budget ? predicted.peak_bytes - budget : 0, predicted.iteration_s};
+  if (budget == 0) return {predicted.peak_bytes, 0, predicted.iteration_s};
+  if (predicted.peak_bytes <= budget) return {0, 0, predicted.iteration_s};
+  double above = 0;
+  const auto& curve = predicted.curve;
+  for (std::size_t i = 0; i + 1 < curve.size(); ++i) {
+    if (curve[i].bytes > budget)
+      above += static_cast<double>(curve[i].bytes - budget) * (curve[i + 1].at_s - curve[i].at_s);
+  }
+  return {predicted.peak_bytes - budget, above, predicted.iteration_s};
 }
 
 score action_space::evaluate(choices& c) const {

@@ -144,7 +144,7 @@ class tandem_search_planner final : public planner {
     seeds.push_back(greedy);
 
     choices best;
-    score best_score{SIZE_MAX, 0};
+    score best_score{SIZE_MAX, 0, 0};
     for (auto& seed : seeds) {
       if (clock.spent() && !best.empty()) break;
       auto priced = space.evaluate(seed);

@@ -59,7 +59,7 @@ TEST(CostModel, AnOperationsScratchCountsAsTheMostItHeldAtOnce) {
   s.tensors.push_back(s.tensors[1]);  // a second 3000-byte piece of make_z's scratch
   s.tensors[extra].name = "z2";
   EXPECT_EQ(predict(s, plan{}, slow_channel).peak_bytes, 7000u);  // all at once: 1000 + 6000
-  s.operations[2].scratch_peak_bytes = 3000;                     // one piece after the other
+  s.operations[2].scratch_peak_bytes = 3000;                      // one piece after the other
   const auto measured = predict(s, plan{}, slow_channel);
   EXPECT_EQ(measured.peak_bytes, 4000u);
   EXPECT_EQ(measured.curve, (std::vector<memory_point>{{0, 1000}, {2, 4000}, {4, 3000}, {9, 0}}));
