@@ -15,6 +15,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/footprint/planner.hpp"
 #include "tandem/runtime/footprint_budget.hpp"
 #include "tandem/runtime/workload.hpp"
 #include "tandem/runtime/workload_policy.hpp"
@@ -309,9 +310,6 @@ run_backend backend_for(const maxbatch_command_options& options) {
 }
 
 void check_bounds(const maxbatch_command_options& options) {
-  TANDEM_EXPECTS(options.planner || !options.plan_budget, config_error,
-                 "--plan-budget " + options.plan_budget.value_or("") +
-                     " is the budget of a footprint plan: add --planner NAME");
   if (options.planner) sim::check_planner(*options.planner);
   TANDEM_EXPECTS(options.jobs >= 1 && options.jobs <= max_colocated_jobs, config_error,
                  "--jobs " + std::to_string(options.jobs) + ": from 1 to " +
@@ -419,8 +417,12 @@ nlohmann::json options_json(const runtime::option_table& options) {
 
 }  // namespace
 
-int maxbatch_command(const maxbatch_command_options& options, std::ostream& out,
+int maxbatch_command(const maxbatch_command_options& given, std::ostream& out,
                      std::ostream& progress, std::stop_token stop) {
+  auto options = given;
+  // A plan's budget asks for plans: by the default planner where none is named.
+  if (options.plan_budget && !options.planner)
+    options.planner = std::string(footprint::default_planner);
   check_bounds(options);
   const auto backend = backend_for(options);
   const auto spec = runtime::load_workload(options.workload, backend.vocabulary);

@@ -31,7 +31,8 @@ struct maxbatch_command_options {
   /// swap passively: that is how it is recorded under the budget).
   std::optional<std::string> planner;
   /// The plans' budget ("75%" of the job's vanilla peak, or a size); none: each job's share of
-  /// the device's budget (the budget / --jobs), in regions held.
+  /// the device's budget (the budget / --jobs), in regions held. Without `planner`, the jobs
+  /// are planned by the default planner.
   std::optional<std::string> plan_budget;
 };
 

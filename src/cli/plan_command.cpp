@@ -112,23 +112,18 @@ std::string cost_benefit(double cbr) {
   return text.str();
 }
 
-/// The jobs to plan, each with its planner and budget; config_error for a job without a
-/// planner (before anything is recorded).
+/// The jobs to plan, each with its planner (the default one where it names none) and budget.
 std::vector<job_plan> jobs_to_plan(const runtime::workload& spec,
                                    const runtime::policy_overrides& overrides,
                                    const std::optional<runtime::footprint_budget>& budget) {
   std::vector<job_plan> jobs;
   for (const auto& job : spec.jobs) {
     if (job.kind != runtime::job_kind::training) continue;
-    const auto planner = runtime::planner_of(job, overrides);
-    TANDEM_EXPECTS(planner.has_value(), config_error,
-                   spec.source + ":" + std::to_string(job.line) + ": job '" + job.name +
-                       "' names no planner; pass --planner NAME or add planner = \"NAME\" to "
-                       "its [[job]] (planners: " +
-                       join_names(footprint::planner_names()) + ")");
     job_plan plan;
     plan.spec = &job;
-    plan.planner = *planner;
+    // A job that names no planner is planned by the default one.
+    plan.planner =
+        runtime::planner_of(job, overrides).value_or(std::string(footprint::default_planner));
     plan.budget = budget ? budget : job.plan_budget;
     jobs.push_back(std::move(plan));
   }

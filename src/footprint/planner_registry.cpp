@@ -85,7 +85,8 @@ std::vector<std::string> planner_option_help(std::string_view name) {
 }
 
 std::string_view planner_name_of(std::string_view spec) {
-  return spec.substr(0, spec.find(':'));
+  const auto name = spec.substr(0, spec.find(':'));
+  return name == "default" ? default_planner : name;
 }
 
 std::unique_ptr<planner> make_planner(std::string_view spec) {

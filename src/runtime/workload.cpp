@@ -11,6 +11,7 @@
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/footprint/planner.hpp"
 #include "tandem/runtime/input_file.hpp"
 #include "tandem/runtime/workload_limits.hpp"
 
@@ -473,6 +474,11 @@ void read_plan_keys(const reader& in, const toml::table& table, const std::strin
                                            : parse_footprint_budget(budget->as_string()->get());
   } catch (const config_error& e) {
     in.fail(line, "plan_budget in " + at + ": " + e.what());
+  }
+  // A budget for a plan asks for one: by the default planner where none is named.
+  if (!job.planner) {
+    job.planner = std::string(footprint::default_planner);
+    job.planner_line = line;
   }
 }
 

@@ -241,10 +241,8 @@ TEST(MaxBatch, RefusesPlannerInputBeforeAnyRun) {
   EXPECT_NE(refusal(options).find("unknown planner 'capuchn'; did you mean 'capuchin'?"),
             std::string::npos);
   options = simulated("exclusive");
-  options.plan_budget = "75%";
-  EXPECT_NE(refusal(options).find("--plan-budget 75% is the budget of a footprint plan: add "
-                                  "--planner NAME"),
-            std::string::npos);
+  options.plan_budget = "lots";  // asks for plans by the default planner: read as such
+  EXPECT_NE(refusal(options).find("cannot read the plan budget 'lots'"), std::string::npos);
   options = simulated("exclusive");
   options.planner = "capuchin";
   options.plan_budget = "lots";

@@ -104,6 +104,18 @@ TEST_F(PlanCommand, TheCommandLinesPlannerAndBudgetReplaceTheJobs) {
   }
 }
 
+// Planning asked for without a planner's name (here, no planner anywhere) takes the default one.
+TEST_F(PlanCommand, AJobThatNamesNoPlannerIsPlannedByTheDefaultOne) {
+  const auto run = tandem({"plan", workload("tiny.toml"), "--json", json_.string()});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto document = nlohmann::json::parse(read_file(json_));
+  ASSERT_FALSE(document["jobs"].empty());
+  for (const auto& job : document["jobs"]) EXPECT_EQ(job["planner"], "tandem");
+  const auto alias = tandem({"plan", workload("tiny.toml"), "--planner", "default:time_limit=0.5",
+                             "--json", json_.string()});
+  ASSERT_EQ(alias.status, 0) << alias.err;
+}
+
 TEST_F(PlanCommand, TakesTheSequencesOfAProfileInsteadOfRecording) {
   const auto profiles = (folder_ / "profiles.json").string();
   ASSERT_EQ(
@@ -123,7 +135,6 @@ TEST_F(PlanCommand, BadInputExitsWith2SayingWhatToDo) {
   const auto tiny = workload("tiny.toml");
   expect_refused({"plan", tiny, "--planner", "capuchn"},
                  "--planner: unknown planner 'capuchn'; did you mean 'capuchin'?");
-  expect_refused({"plan", tiny}, "names no planner; pass --planner NAME or add planner = ");
   expect_refused({"plan", tiny, "--planner", "none", "--budget", "150%"},
                  "--budget: the plan budget '150%' must be above 0% and at most 100%");
   expect_refused({"plan", tiny, "--planner", "none", "--budget", "lots"},

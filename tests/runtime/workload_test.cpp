@@ -8,6 +8,7 @@
 
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/footprint/planner.hpp"
 
 namespace tandem::runtime {
 namespace {
@@ -140,6 +141,8 @@ TEST(Workload, ReadsAFootprintPlannerAndItsBudget) {
   EXPECT_DOUBLE_EQ(job.plan_budget->percent, 75.0);
   EXPECT_EQ(job.plan_budget->bytes_for(1000), 750u);
   EXPECT_EQ(read("plan_budget = \"1GiB\"").plan_budget->bytes, GiB);
+  // A plan budget without a planner asks for the default one.
+  EXPECT_EQ(read("plan_budget = \"1GiB\"").planner, std::string(footprint::default_planner));
   EXPECT_EQ(read("plan_budget = 4096").plan_budget->bytes, 4096u);
   EXPECT_EQ(read("plan_budget = \"100%\"").plan_budget->bytes_for(1000), 1000u);
   EXPECT_EQ(read("plan_budget = 4096").plan_budget->bytes_for(1000), 4096u);

@@ -40,6 +40,11 @@ class planner {
                                        const planning_request& request) const = 0;
 };
 
+/// The planner that the name `default` stands for, and that tandem uses where planning is asked
+/// for without a planner's name (a `plan_budget` without `planner`, `tandem plan` for a job that
+/// names none): tandem's own search, the one that measures best (README, "Which planner").
+inline constexpr std::string_view default_planner = "tandem";
+
 /// The registered planners' names, in the order `tandem plan` lists them.
 [[nodiscard]] std::vector<std::string> planner_names();
 /// The options planner `name` takes (KEY of NAME:KEY=VALUE), with their meaning; empty for
@@ -49,7 +54,7 @@ class planner {
 /// the nearest one) for an unknown name, naming the option and the planner's options for an
 /// unknown or malformed option.
 [[nodiscard]] std::unique_ptr<planner> make_planner(std::string_view spec);
-/// The NAME of a spec (what precedes ':').
+/// The NAME of a spec (what precedes ':'), with `default` read as default_planner.
 [[nodiscard]] std::string_view planner_name_of(std::string_view spec);
 
 }  // namespace tandem::footprint
