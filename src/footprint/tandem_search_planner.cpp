@@ -13,7 +13,8 @@
 //   retain and as the other action; a change that keeps the plan within the budget and
 //   shortens the iteration is kept; sweeps repeat until one changes nothing.
 // It stops after `evaluations` prices or `time_limit` seconds (1 by default), whichever comes
-// first: deterministic when the evaluations run out first (tests set a long time limit).
+// first: deterministic when the evaluations run out first (tests set a long time limit). The
+// seeds' own plans are priced last: the search returns one of them where it prices better.
 
 #include <algorithm>
 #include <chrono>
@@ -135,9 +136,10 @@ class tandem_search_planner final : public planner {
     std::int64_t target = static_cast<std::int64_t>(request.budget_bytes);
     if (request.budget_bytes == 0) target = 0;  // no budget: as small as the greedy goes
 
+    const std::vector<plan> seed_plans{make_capuchin_planner()->make_plan(sequence, request),
+                                       make_checkpoint_planner()->make_plan(sequence, request)};
     std::vector<choices> seeds;
-    seeds.push_back(space.choices_of(make_capuchin_planner()->make_plan(sequence, request)));
-    seeds.push_back(space.choices_of(make_checkpoint_planner()->make_plan(sequence, request)));
+    for (const auto& seed_plan : seed_plans) seeds.push_back(space.choices_of(seed_plan));
     choices greedy(space.size(), choice::retain);
     while (greedy_step(space, greedy, target)) {
     }
@@ -157,7 +159,18 @@ class tandem_search_planner final : public planner {
     }
 
     auto result = space.plan_of(best, name());
-    const auto predicted = predict(sequence, result, request.costs);
+    auto predicted = predict(sequence, result, request.costs);
+    // A seed planner's whole plan may hold decisions this space has no action for (it keeps
+    // only each activation's stretch across the passes): where one prices better than the
+    // search's best, it is the plan, so the search never does worse than its seeds.
+    for (const auto& seed_plan : seed_plans) {
+      const auto seed_predicted = predict(sequence, seed_plan, request.costs);
+      if (space.score_of(seed_predicted) < space.score_of(predicted)) {
+        result = seed_plan;
+        result.planner = std::string(name());
+        predicted = seed_predicted;
+      }
+    }
     result.search = search_summary{.seconds = clock.seconds(),
                                    .evaluations = space.evaluations(),
                                    .predicted_s = predicted.iteration_s,

@@ -155,6 +155,33 @@ TEST(SearchPlanners, WhereNoPlanFitsTandemStaysWithinTheBudgetEverywhereElse) {
   }
 }
 
+// tandem's search starts from capuchin's and checkpoint's plans and returns one of them where
+// it prices better than what the search found: never worse than either, over the budget first.
+TEST(SearchPlanners, TandemNeverPricesWorseThanItsSeeds) {
+  const auto s = testing::small_vgg();
+  const auto vanilla = predict(s, plan{});
+  for (const double share : {0.3, 0.45, 0.6, 0.8}) {
+    const planning_request request{
+        .budget_bytes = static_cast<std::size_t>(share * static_cast<double>(vanilla.peak_bytes)),
+        .costs = {}};
+    const auto excess = [&](const plan& p) {
+      const auto predicted = predict(s, p);
+      return std::make_pair(predicted.peak_bytes > request.budget_bytes
+                                ? predicted.peak_bytes - request.budget_bytes
+                                : 0,
+                            predicted.iteration_s);
+    };
+    const auto tandem = excess(make_planner("tandem:time_limit=30")->make_plan(s, request));
+    for (const char* seed : {"capuchin", "checkpoint"}) {
+      const auto other = excess(make_planner(seed)->make_plan(s, request));
+      EXPECT_LE(tandem.first, other.first) << seed << " at " << share;
+      if (tandem.first == 0 && other.first == 0) {
+        EXPECT_LE(tandem.second, other.second * (1 + 1e-9)) << seed << " at " << share;
+      }
+    }
+  }
+}
+
 TEST(SearchPlanners, OptimalIsNotBeatenBeyondItsModellingDifference) {
   // Where optimal proves its program's optimum and its plan fits, a fitting plan of another
   // planner of the same decision space (HOME's: one action per saved activation) is at most
