@@ -1,7 +1,8 @@
 // tandem's own search over HOME's decision space (action_space.hpp), made to come within a few
 // percent of the exact planner in about a second where HOME's swarm takes minutes. It starts
 // from several plans and improves each under the cost model:
-// - seeds: the greedy planners' plans (capuchin, checkpoint) in this space, and a greedy of our
+// - seeds: the greedy planners' plans (capuchin, checkpoint, tensile) in this space, and a greedy
+// of our
 //   own on the memory model the integer program uses (Note [The integer program of a plan]):
 //   while some operation's vanilla holding less what the actions keep out exceeds the budget,
 //   take, among the candidates out at the worst such operation, the action with the most bytes
@@ -124,7 +125,8 @@ class tandem_search_planner final : public planner {
 
   [[nodiscard]] std::string_view name() const override { return "tandem"; }
   [[nodiscard]] std::string_view summary() const override {
-    return "tandem's search: seeds from capuchin, checkpoint and a bytes-per-second greedy, "
+    return "tandem's search: seeds from capuchin, checkpoint, tensile and a bytes-per-second "
+           "greedy, "
            "fitted to the budget and improved by local search under the cost model (options: "
            "evaluations, time_limit)";
   }
@@ -136,8 +138,10 @@ class tandem_search_planner final : public planner {
     std::int64_t target = static_cast<std::int64_t>(request.budget_bytes);
     if (request.budget_bytes == 0) target = 0;  // no budget: as small as the greedy goes
 
-    const std::vector<plan> seed_plans{make_capuchin_planner()->make_plan(sequence, request),
-                                       make_checkpoint_planner()->make_plan(sequence, request)};
+    const std::vector<plan> seed_plans{
+        make_capuchin_planner()->make_plan(sequence, request),
+        make_checkpoint_planner()->make_plan(sequence, request),
+        detail::make_tensile_planner(tensile_options{})->make_plan(sequence, request)};
     std::vector<choices> seeds;
     for (const auto& seed_plan : seed_plans) seeds.push_back(space.choices_of(seed_plan));
     choices greedy(space.size(), choice::retain);

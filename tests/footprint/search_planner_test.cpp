@@ -155,8 +155,9 @@ TEST(SearchPlanners, WhereNoPlanFitsTandemStaysWithinTheBudgetEverywhereElse) {
   }
 }
 
-// tandem's search starts from capuchin's and checkpoint's plans and returns one of them where
-// it prices better than what the search found: never worse than either, over the budget first.
+// tandem's search starts from capuchin's, checkpoint's and tensile's plans and returns one where
+// it prices better than what the search found: never worse than any of them, over the budget
+// first.
 TEST(SearchPlanners, TandemNeverPricesWorseThanItsSeeds) {
   const auto s = testing::small_vgg();
   const auto vanilla = predict(s, plan{});
@@ -172,7 +173,7 @@ TEST(SearchPlanners, TandemNeverPricesWorseThanItsSeeds) {
                             predicted.iteration_s);
     };
     const auto tandem = excess(make_planner("tandem:time_limit=30")->make_plan(s, request));
-    for (const char* seed : {"capuchin", "checkpoint"}) {
+    for (const char* seed : {"capuchin", "checkpoint", "tensile"}) {
       const auto other = excess(make_planner(seed)->make_plan(s, request));
       EXPECT_LE(tandem.first, other.first) << seed << " at " << share;
       if (tandem.first == 0 && other.first == 0) {
