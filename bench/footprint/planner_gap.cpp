@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,9 +42,26 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
+constexpr const char* usage =
+    "usage: tandem_planner_gap [--gpu NAME] [--budget SHARE] [--repeat N] "
+    "[--planners \"SPEC;SPEC\"] MODEL:BATCH...\n";
+
+int gap_main(int argc, char** argv);
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  try {
+    return gap_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "tandem_planner_gap: " << e.what() << "\n" << usage;
+    return 2;
+  }
+}
+
+namespace {
+
+int gap_main(int argc, char** argv) {
   using namespace tandem;
   std::string gpu = "2080ti";
   double share = 0.6;
@@ -59,6 +77,10 @@ int main(int argc, char** argv) {
       }
       return std::string(argv[++i]);
     };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      return 0;
+    }
     if (arg == "--gpu") {
       gpu = next();
     } else if (arg == "--budget") {
@@ -76,6 +98,7 @@ int main(int argc, char** argv) {
                "\tfits\tgap_to_optimal\tip_objective_s\tip_bound_s\tproven\n";
   for (const auto& item : models) {
     const auto parts = split(item, ':');
+    if (parts.size() != 2) throw std::invalid_argument("'" + item + "' is not MODEL:BATCH");
     sim::model_request request;
     request.model = parts.at(0);
     request.batch_size = std::stoll(parts.at(1));
@@ -134,3 +157,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace
