@@ -49,12 +49,14 @@ struct python_job {
 PYBIND11_MODULE(_tandem, m) {
   m.doc() = "tandem's runtime for PyTorch training loops (compiled half; use the tandem package)";
 
-  // Python's exceptions for tandem's: bad options are a ValueError, misuse a RuntimeError, a
-  // stop a distinct class that loops catch to leave.
-  static py::exception<tandem::config_error> config_error(m, "ConfigError", PyExc_ValueError);
-  static py::exception<tandem::usage_error> usage_error(m, "UsageError", PyExc_RuntimeError);
-  static py::exception<tandem::runtime::run_stopped> stopped(m, "Stopped", PyExc_RuntimeError);
+  // Python's exceptions for tandem's, all under Error (`except tandem.Error` catches any): bad
+  // options are also a ValueError, misuse a RuntimeError, a stop a distinct class that loops
+  // catch to leave.
   static py::exception<tandem::error> other_error(m, "Error", PyExc_RuntimeError);
+  static py::exception<tandem::config_error> config_error(
+      m, "ConfigError", py::make_tuple(other_error, py::handle(PyExc_ValueError)));
+  static py::exception<tandem::usage_error> usage_error(m, "UsageError", other_error);
+  static py::exception<tandem::runtime::run_stopped> stopped(m, "Stopped", other_error);
   py::register_exception_translator([](std::exception_ptr failure) {
     try {
       if (failure) std::rethrow_exception(failure);

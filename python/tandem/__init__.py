@@ -184,15 +184,27 @@ class Runtime:
                                  device=device, inflight_limit=inflight_limit)
 
     def close(self):
-        """Takes the device down (every job must have left), so that another Runtime can be
-        made; results stay readable. Also what leaving a `with tandem.Runtime(...)` block does."""
+        """Takes the device down, so that another Runtime can be made; results stay readable.
+        Every job must have left, or, after stop(), it waits for the other threads' jobs to
+        leave at their next iteration. Also what leaving a `with tandem.Runtime(...)` block
+        does."""
         self._runtime.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, value, trace):
-        self.close()
+        if kind is None:
+            self.close()
+            return False
+        # Left by an exception (Ctrl-C's KeyboardInterrupt while joining the threads): the jobs
+        # stop at their next iteration and are waited for. A close that still cannot take the
+        # device down must not hide the exception; the device goes when the last job leaves.
+        self.stop()
+        try:
+            self.close()
+        except Error:
+            pass
         return False
 
     def join(self, name, model="custom", batch_size=0, iterations=None, priority=0,
@@ -206,7 +218,8 @@ class Runtime:
         iteration 1 is recorded and planned, iteration 2 runs plain as the reference, and every
         later iteration runs under the plan, tandem swapping and recomputing the model's tensors
         with no change to its code; plan_budget: the plan's budget, a share of the recorded
-        peak ("50%") or a size ("64MiB"). The results' "footprint" says what the plan saved."""
+        peak ("50%") or a size ("64MiB"); without a planner, the default one ("tandem") plans.
+        The results' "footprint" says what the plan saved."""
         return Job(self._runtime.join(name=name, model=model, batch_size=batch_size,
                                       iterations=iterations, priority=priority,
                                       swap_passively=swap_passively, planner=planner or "",
@@ -216,7 +229,8 @@ class Runtime:
         self._runtime.change_budget(size)
 
     def stop(self):
-        """Every job leaves at its next iteration (job.iteration() raises Stopped)."""
+        """Every job leaves at its next iteration (job.iteration() raises Stopped, and so does a
+        later join()). Safe from a signal handler."""
         self._runtime.stop()
 
     def results(self):

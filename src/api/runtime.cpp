@@ -3,6 +3,8 @@
 #include <c10/core/StreamGuard.h>
 #include <c10/util/Exception.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <sstream>
@@ -13,15 +15,18 @@
 #include "../runtime/footprint_iteration.hpp"
 #include "../runtime/group_gate.hpp"
 #include "../runtime/iteration_runner.hpp"
+#include "../runtime/job_device.hpp"
 #include "../runtime/planned_training.hpp"
 #include "../runtime/sequence_recording.hpp"
 #include "../runtime/shared_device.hpp"
 #include "../runtime/training_job.hpp"
 #include "tandem/common/units.hpp"
+#include "tandem/footprint/planner.hpp"
 #include "tandem/memory/pool_options.hpp"
 #include "tandem/memory/tensor_classifier.hpp"
 #include "tandem/runtime/footprint_budget.hpp"
 #include "tandem/runtime/session.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 #include "tandem/runtime/workload_validation.hpp"
 #include "tandem/torch/job_binding.hpp"
 #include "tandem/torch/passive_swapper.hpp"
@@ -52,17 +57,51 @@ std::string quoted(const std::string& text) {
   return out + '"';
 }
 
+/// `text` as a size in bytes, above 0; config_error naming `option` otherwise.
+std::size_t positive_size(const std::string& text, const char* option) {
+  std::size_t bytes = 0;
+  try {
+    bytes = parse_bytes(text);
+  } catch (const config_error& e) {
+    throw config_error(std::string("runtime options: ") + option + ": " + e.what());
+  }
+  TANDEM_EXPECTS(
+      bytes > 0, config_error,
+      std::string("runtime options: ") + option + " must be greater than 0, not \"" + text + "\"");
+  return bytes;
+}
+
+/// The device option's kind, checked here so that the message speaks of the option, not of a
+/// workload's [device] kind: "cuda" needs a build against a CUDA libtorch.
+void check_device_kind(const std::string& kind, const std::string& device) {
+#if !defined(TANDEM_HAVE_TORCH_CUDA)
+  TANDEM_EXPECTS(kind != "cuda", config_error,
+                 "runtime options: device \"" + device +
+                     "\": this build trains on the CPU backend only (its libtorch has no CUDA); "
+                     "use device = \"cpu\", or build tandem against a CUDA libtorch "
+                     "(scripts/gpu-check.sh shows how)");
+#else
+  static_cast<void>(kind);
+  static_cast<void>(device);
+#endif
+}
+
+/// Checks the device and the policy as the policy will be made: told of `expected_jobs` jobs,
+/// which a workload tells by its [[job]] tables (static sizes its partitions by them).
+void validate_for_expected_jobs(const tandem::runtime::workload& spec, std::size_t expected_jobs) {
+  auto sized = spec;
+  sized.jobs.resize(expected_jobs);
+  tandem::runtime::validate_device_and_policy(sized, {});
+}
+
 /// The options as a workload's [device] and [policy] tables, read by the workload's own code so
 /// that the keys mean what they mean there. Messages name the option, not a line of this text.
 tandem::runtime::workload workload_of(const runtime_options& options) {
   TANDEM_EXPECTS(!options.budget.empty(), config_error,
                  "runtime options: budget is required, e.g. budget = \"1GiB\"");
-  std::size_t budget = 0;
-  try {  // checked here, so that a bad budget is not blamed on the capacity it defaults
-    budget = parse_bytes(options.budget);
-  } catch (const config_error& e) {
-    throw config_error(std::string("runtime options: budget: ") + e.what());
-  }
+  // Checked here, so that a bad budget is not blamed on the capacity it defaults.
+  const std::size_t budget = positive_size(options.budget, "budget");
+  if (!options.capacity.empty()) static_cast<void>(positive_size(options.capacity, "capacity"));
   // A defaulted capacity holds the budget in whole regions (the pool rounds it down to them).
   std::string capacity = options.capacity;
   if (capacity.empty()) {
@@ -86,6 +125,7 @@ tandem::runtime::workload workload_of(const runtime_options& options) {
                    "runtime options: device \"" + options.device +
                        "\": name a CUDA device as \"cuda\" or \"cuda:N\" with N its ordinal");
   }
+  check_device_kind(kind, options.device);
   std::ostringstream text;
   text << "[device]\nkind = " << quoted(kind) << "\ncapacity = " << quoted(capacity)
        << "\nbudget = " << quoted(options.budget) << '\n';
@@ -111,7 +151,7 @@ tandem::runtime::workload workload_of(const runtime_options& options) {
   try {
     auto spec = tandem::runtime::parse_device_and_policy(text.str(), options_source,
                                                          tandem::runtime::training_vocabulary());
-    tandem::runtime::validate_device_and_policy(spec, {});
+    validate_for_expected_jobs(spec, options.expected_jobs);
     return spec;
   } catch (const config_error& e) {
     // "SOURCE:LINE: message": the line is of the text above, which the caller never saw.
@@ -125,6 +165,26 @@ tandem::runtime::workload workload_of(const runtime_options& options) {
   }
 }
 
+/// Refuses a pool larger than the device can reserve (the CPU backend: this machine's physical
+/// memory) now, in the options' terms, rather than as a failed reservation when it is built.
+void check_reservable(const tandem::runtime::workload& spec, const runtime_options& options) {
+  const auto& device = spec.device;
+  const auto reservable = tandem::runtime::detail::make_training_backend(device, 0)->total_memory();
+  if (device.capacity <= reservable) return;
+  // A capacity left out is the budget's: name the option the user gave.
+  const bool of_budget = options.capacity.empty();
+  const std::string option = of_budget ? "budget" : "capacity";
+  const std::string given = of_budget ? options.budget : options.capacity;
+  const std::string machine =
+      device.kind == device::backend_kind::cpu
+          ? "this machine can reserve (" + format_bytes(reservable) + ", its physical memory)"
+          : "CUDA device " + std::to_string(device.index) + " has (" + format_bytes(reservable) +
+                ")";
+  throw config_error("runtime options: " + option + " \"" + given + "\" (" +
+                     format_bytes(device.capacity) + ") is more than " + machine +
+                     "; use a smaller " + option);
+}
+
 }  // namespace
 
 /// The device, and what every job that joined and left measured, in the order they joined.
@@ -136,9 +196,74 @@ struct runtime::shared {
   std::vector<std::int64_t> ids;                                    ///< their pool ids
   std::vector<std::optional<tandem::runtime::job_result>> results;  ///< once each left
   std::vector<std::thread::id> threads;                             ///< joined and not yet left
+  /// Slots of joins that failed after taking one: no job, in no results.
+  std::vector<bool> withdrawn;
+  std::condition_variable departed;                   ///< a job left (close waits for them)
   std::optional<tandem::runtime::run_result> closed;  ///< the results, once the device is gone
 
   ~shared() { take_down(); }
+
+  /// The slot of a job that joined and has not left, if any; `on_this_thread`: only the calling
+  /// thread's. Needs `mutex`.
+  [[nodiscard]] std::optional<std::size_t> joined_slot(bool on_this_thread) const {
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      if (results[j] || withdrawn[j]) continue;
+      if (!on_this_thread || threads[j] == std::this_thread::get_id()) return j;
+    }
+    return std::nullopt;
+  }
+
+  /// Returns once every job has left. After stop() the jobs of other threads are waited for:
+  /// they leave at their next iteration. Otherwise, and for a job of the calling thread (which
+  /// cannot leave while it waits here), usage_error.
+  void await_departures(bool after_stop) {
+    std::unique_lock lock(mutex);
+    if (const auto own = joined_slot(true)) {
+      throw usage_error("close: job '" + names[*own] +
+                        "' of this thread has not left; leave it first");
+    }
+    for (auto slot = joined_slot(false); slot; slot = joined_slot(false)) {
+      TANDEM_EXPECTS(after_stop, usage_error,
+                     "close: job '" + names[*slot] +
+                         "' has not left; leave every job first, or stop() the runtime so that "
+                         "they leave at their next iteration");
+      if (departed.wait_for(lock, std::chrono::seconds(10)) == std::cv_status::timeout) {
+        std::fprintf(stderr,
+                     "tandem: close: waiting for job '%s' to leave; it was stopped, and leaves "
+                     "at its next iteration or when its thread lets go of it\n",
+                     names[*slot].c_str());
+      }
+    }
+  }
+
+  /// Takes a slot for job `name` on `thread`; usage_error for a name taken or a thread that is
+  /// a job already.
+  std::size_t take_slot(const std::string& name, std::thread::id thread) {
+    std::lock_guard lock(mutex);
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      TANDEM_EXPECTS(names[j] != name, usage_error,
+                     "join: a job named '" + name + "' already joined; give each job its own name");
+      TANDEM_EXPECTS(threads[j] != thread, usage_error,
+                     "join: this thread is already job '" + names[j] +
+                         "'; leave it first, or join from another thread");
+    }
+    names.push_back(name);
+    ids.push_back(-1);
+    results.emplace_back();
+    threads.push_back(thread);
+    withdrawn.push_back(false);
+    return names.size() - 1;
+  }
+
+  /// A join that failed after taking `slot`: the name is free again, and no job is reported.
+  void withdraw(std::size_t slot) {
+    std::lock_guard lock(mutex);
+    names[slot].clear();
+    results[slot].reset();
+    threads[slot] = std::thread::id();
+    withdrawn[slot] = true;
+    departed.notify_all();
+  }
 
   /// Destroys the device, or keeps its memory (leaked) while tensors made under it live.
   void take_down() {
@@ -231,6 +356,46 @@ struct job::state {
       result.access_sequence = std::move(sequence);
     }
     return traffic;
+  }
+
+  /// The job's stream, its place in the pool and its device; undone if any part fails.
+  void enter_pool(tandem::runtime::detail::shared_device& device) {
+    auto& context = device.context();
+    bool added = false;
+    try {
+      stream = context.backend.create_stream(spec.name, device::stream_kind::compute);
+      id = device.pool().add_job(spec.name);
+      added = true;
+      on_device = tandem::runtime::detail::make_job_device(device.pool(), id, *stream,
+                                                           context.inflight_limit);
+    } catch (...) {
+      if (added) static_cast<void>(device.pool().remove_job(id));
+      throw;
+    }
+    device.monitor().name_job(id, spec.name);
+    std::lock_guard lock(owner->mutex);
+    owner->ids[slot] = static_cast<std::int64_t>(id);
+  }
+
+  /// Arrives at the policy and ties the joined thread's allocations to the job: its binding,
+  /// its stream made current, its iterations' runner, and the swapper and plan it asked for.
+  void start(tandem::runtime::detail::shared_device& device, bool swap_passively) {
+    auto& context = device.context();
+    result.arrival_s = device.gate().now();
+    device.gate().arrive(tandem::runtime::job_info_of(spec, id, result.arrival_s));
+    groups.emplace(device.gate(), device.pool(), id);
+    binding = std::make_unique<torch_support::job_binding>(device.pool(), id, *stream, &classifier,
+                                                           &*groups);
+    on_stream = std::make_unique<c10::OptionalStreamGuard>(on_device->torch_stream());
+    runner.emplace(spec, id, context, &classifier, *groups, result);
+    if (swap_passively || spec.planner) {
+      passive = std::make_unique<torch_support::passive_swapper>(device.pool(), id, context.copies);
+    }
+    if (spec.planner) {
+      planned = std::make_unique<tandem::runtime::detail::planned_training>(
+          *spec.planner, spec.plan_budget, context.copy_bandwidth, device.pool(), device.monitor(),
+          context.copies, id, context.joint);
+    }
   }
 
   void expect_own_thread(const char* what) const {
@@ -527,15 +692,66 @@ void job::leave() {
   std::lock_guard lock(s.owner->mutex);
   s.owner->results[s.slot] = s.result;
   s.owner->threads[s.slot] = std::thread::id();
+  s.owner->departed.notify_all();
 }
 
 // ---- runtime
+
+namespace {
+
+/// Checks join's options before anything is taken (config_error naming the option) and makes
+/// the job's spec of them.
+tandem::runtime::job_spec checked_job_spec(const std::string& name, const job_options& options) {
+  TANDEM_EXPECTS(!name.empty(), usage_error, "join: a job needs a name");
+  TANDEM_EXPECTS(options.batch_size >= 0, config_error,
+                 "join: batch_size must be 0 (not counted) or more, not " +
+                     std::to_string(options.batch_size));
+  TANDEM_EXPECTS(!options.iterations || *options.iterations > 0, config_error,
+                 "join: iterations, when given, must be above 0, not " +
+                     std::to_string(options.iterations.value_or(0)));
+  // A plan's budget asks for a plan: by the default planner where none is named.
+  const std::string planner = options.planner.empty() && !options.plan_budget.empty()
+                                  ? std::string(footprint::default_planner)
+                                  : options.planner;
+  TANDEM_EXPECTS(planner.empty() || !options.iterations ||
+                     *options.iterations >= tandem::runtime::detail::planned_job_min_iterations,
+                 config_error,
+                 "join: a job with a planner needs at least " +
+                     std::to_string(tandem::runtime::detail::planned_job_min_iterations) +
+                     " iterations (one to warm up, one recorded and planned, one plain reference, "
+                     "then the planned ones), not " +
+                     std::to_string(options.iterations.value_or(0)));
+  tandem::runtime::job_spec spec;
+  spec.name = name;
+  spec.model = options.model;
+  spec.batch_size = options.batch_size;
+  spec.iterations = options.iterations;
+  spec.priority = options.priority;
+  if (planner.empty()) return spec;
+  tandem::runtime::check_planner_spec(planner, "join: planner");
+  spec.planner = planner;
+  if (!options.plan_budget.empty()) {
+    try {
+      spec.plan_budget = tandem::runtime::parse_footprint_budget(options.plan_budget);
+    } catch (const config_error& e) {
+      throw config_error(std::string("join: plan_budget: ") + e.what());
+    }
+  }
+  return spec;
+}
+
+}  // namespace
 
 runtime::runtime(const runtime_options& options) : shared_(std::make_shared<shared>()) {
   TANDEM_EXPECTS(options.policy != "static" || options.expected_jobs != 0, config_error,
                  "runtime options: policy static splits the budget into one partition per job; "
                  "set expected_jobs to the number of jobs that will join");
+  TANDEM_EXPECTS(options.expected_jobs <= tandem::runtime::max_jobs, config_error,
+                 "runtime options: expected_jobs " + std::to_string(options.expected_jobs) +
+                     " is more than the " + std::to_string(tandem::runtime::max_jobs) +
+                     " jobs a runtime takes");
   shared_->spec = workload_of(options);
+  check_reservable(shared_->spec, options);
   // One runtime owns libtorch's CPU allocator at a time; say so in the API's own terms.
   try {
     shared_->device = std::make_unique<tandem::runtime::detail::shared_device>(
@@ -554,13 +770,7 @@ runtime::runtime(const runtime_options& options) : shared_(std::make_shared<shar
 
 void runtime::close() {
   if (shared_->device == nullptr) return;
-  {
-    std::lock_guard lock(shared_->mutex);
-    for (std::size_t j = 0; j < shared_->names.size(); ++j) {
-      TANDEM_EXPECTS(shared_->results[j].has_value(), usage_error,
-                     "close: job '" + shared_->names[j] + "' has not left; leave every job first");
-    }
-  }
+  shared_->await_departures(shared_->device->gate().stop_requested());
   shared_->closed = results();
   shared_->take_down();
 }
@@ -568,34 +778,7 @@ void runtime::close() {
 runtime::~runtime() = default;
 
 job runtime::join(const std::string& name, const job_options& options) {
-  TANDEM_EXPECTS(!name.empty(), usage_error, "join: a job needs a name");
-  TANDEM_EXPECTS(options.batch_size >= 0, usage_error,
-                 "join: batch_size must be 0 (not counted) or more, not " +
-                     std::to_string(options.batch_size));
-  TANDEM_EXPECTS(!options.iterations || *options.iterations > 0, usage_error,
-                 "join: iterations, when given, must be above 0");
-  TANDEM_EXPECTS(options.planner.empty() || !options.iterations ||
-                     *options.iterations >= tandem::runtime::detail::planned_job_min_iterations,
-                 usage_error,
-                 "join: a job with a planner needs at least " +
-                     std::to_string(tandem::runtime::detail::planned_job_min_iterations) +
-                     " iterations (one to warm up, one recorded and planned, one plain reference, "
-                     "then the planned ones), not " +
-                     std::to_string(options.iterations.value_or(0)));
-  TANDEM_EXPECTS(options.plan_budget.empty() || !options.planner.empty(), usage_error,
-                 "join: plan_budget is the budget of a plan; name its planner too, e.g. "
-                 "planner = \"capuchin\"");
-  std::optional<tandem::runtime::footprint_budget> plan_budget;
-  if (!options.planner.empty()) {
-    tandem::runtime::check_planner_spec(options.planner, "join: planner");
-    if (!options.plan_budget.empty()) {
-      try {
-        plan_budget = tandem::runtime::parse_footprint_budget(options.plan_budget);
-      } catch (const config_error& e) {
-        throw config_error(std::string("join: plan_budget: ") + e.what());
-      }
-    }
-  }
+  auto spec = checked_job_spec(name, options);
   TANDEM_EXPECTS(shared_->device != nullptr, usage_error, "join: the runtime was closed");
   auto& device = *shared_->device;
   TANDEM_EXPECTS(device.context().backend.kind() == device::backend_kind::cpu ||
@@ -603,71 +786,32 @@ job runtime::join(const std::string& name, const job_options& options) {
                  config_error,
                  std::string("join: ") + tandem::runtime::cuda_plans_unsupported +
                      ", nor passive swapping; leave planner and swap_passively out");
-  TANDEM_EXPECTS(!device.gate().stop_requested(), usage_error,
-                 "join: the runtime was stopped; no job joins after stop()");
+  // A stop that came first (Ctrl-C while the loops start) is the job's first boundary.
+  if (device.gate().stop_requested()) {
+    throw stopped("join: the runtime was stopped; no job joins after stop()");
+  }
   auto s = std::make_unique<job::state>();
   s->owner = shared_;
   s->thread = std::this_thread::get_id();
-  {
-    std::lock_guard lock(shared_->mutex);
-    for (std::size_t j = 0; j < shared_->names.size(); ++j) {
-      TANDEM_EXPECTS(shared_->names[j] != name, usage_error,
-                     "join: a job named '" + name + "' already joined; give each job its own name");
-      TANDEM_EXPECTS(shared_->threads[j] != s->thread, usage_error,
-                     "join: this thread is already job '" + shared_->names[j] +
-                         "'; leave it first, or join from another thread");
-    }
-    s->slot = shared_->names.size();
-    shared_->names.push_back(name);
-    shared_->ids.push_back(-1);
-    shared_->results.emplace_back();
-    shared_->threads.push_back(s->thread);
-  }
-  auto& spec = s->spec;
-  spec.name = name;
-  spec.model = options.model;
-  spec.batch_size = options.batch_size;
-  spec.iterations = options.iterations;
-  spec.priority = options.priority;
-  if (!options.planner.empty()) spec.planner = options.planner;
-  spec.plan_budget = plan_budget;
-  s->result = tandem::runtime::detail::result_for(spec);
-  auto& context = device.context();
-  bool added = false;
+  s->slot = shared_->take_slot(name, s->thread);
+  s->spec = std::move(spec);
+  s->result = tandem::runtime::detail::result_for(s->spec);
   try {
-    s->stream = context.backend.create_stream(name, device::stream_kind::compute);
-    s->id = device.pool().add_job(name);
-    added = true;
-    s->on_device = tandem::runtime::detail::make_job_device(device.pool(), s->id, *s->stream,
-                                                            context.inflight_limit);
+    s->enter_pool(device);
   } catch (...) {
-    if (added) static_cast<void>(device.pool().remove_job(s->id));
-    std::lock_guard lock(shared_->mutex);
-    shared_->threads[s->slot] = std::thread::id();
+    shared_->withdraw(s->slot);
     throw;
   }
-  device.monitor().name_job(s->id, name);
-  {
-    std::lock_guard lock(shared_->mutex);
-    shared_->ids[s->slot] = static_cast<std::int64_t>(s->id);
+  job joined(std::move(s));
+  try {
+    joined.state_->start(device, options.swap_passively);
+  } catch (...) {
+    // It arrived: it leaves as any job does, then its slot goes as if it never joined.
+    joined.leave();
+    shared_->withdraw(joined.state_->slot);
+    throw;
   }
-  s->result.arrival_s = device.gate().now();
-  device.gate().arrive(tandem::runtime::job_info_of(spec, s->id, s->result.arrival_s));
-  s->groups.emplace(device.gate(), device.pool(), s->id);
-  s->binding = std::make_unique<torch_support::job_binding>(device.pool(), s->id, *s->stream,
-                                                            &s->classifier, &*s->groups);
-  s->on_stream = std::make_unique<c10::OptionalStreamGuard>(s->on_device->torch_stream());
-  s->runner.emplace(spec, s->id, context, &s->classifier, *s->groups, s->result);
-  if (options.swap_passively || !options.planner.empty()) {
-    s->passive =
-        std::make_unique<torch_support::passive_swapper>(device.pool(), s->id, context.copies);
-  }
-  if (!options.planner.empty()) {
-    s->planned = std::make_unique<tandem::runtime::detail::planned_training>(
-        options.planner, plan_budget, context.copy_bandwidth, device.pool(), device.monitor(),
-        context.copies, s->id, context.joint);
-  }
-  return job(std::move(s));
+  return joined;
 }
 
 void runtime::change_budget(std::string_view size) {
@@ -695,6 +839,7 @@ tandem::runtime::run_result runtime::results() const {
   {
     std::lock_guard lock(shared_->mutex);
     for (std::size_t j = 0; j < shared_->results.size(); ++j) {
+      if (shared_->withdrawn[j]) continue;
       if (!shared_->results[j]) {
         all_left = false;
         continue;

@@ -12,8 +12,9 @@
 // - Memory. A tensor is taken at the start of its creating operation and released at the end of
 //   its release operation (access_sequence::release_op); persistent tensors and other_bytes are
 //   held from time 0 throughout. An operation's scratch tensors (access_sequence::is_scratch)
-//   count as one block, access_sequence::scratch_bytes_by_op, for its duration. The curve has one point per instant, what is held at its end:
-//   releases at an instant go before the allocations at it.
+//   count as one block, access_sequence::scratch_bytes_by_op, for its duration. The curve has
+//   one point per instant, what is held at its end: releases at an instant go before the
+//   allocations at it.
 // - Swap. The copy out is issued at max(end of the release access's operation, swap_out trigger);
 //   the memory is freed when it completes. The copy in is issued at max(swap_in trigger, copy
 //   out's completion) and takes the memory at issue. A trigger's time is the actual start of its

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -176,7 +177,19 @@ TEST(RuntimeApi, BadOptionsAndMisuseGetClearErrors) {
     o.device = "cuda:0";
     const auto cpu_only = message([&] { runtime rt(o); });
     EXPECT_NE(cpu_only.find("trains on the CPU backend only"), std::string::npos) << cpu_only;
+    // The option's name, not a workload's [device] kind.
+    EXPECT_NE(cpu_only.find("use device = \"cpu\""), std::string::npos) << cpu_only;
 #endif
+  }
+  {
+    const auto zero = message([] { runtime rt(options("scrooge", "0")); });
+    EXPECT_NE(zero.find("budget must be greater than 0"), std::string::npos) << zero;
+    EXPECT_EQ(zero.find("[device]"), std::string::npos) << zero;
+    auto o = options("scrooge");
+    o.capacity = "0MiB";
+    const auto no_capacity = message([&] { runtime rt(o); });
+    EXPECT_NE(no_capacity.find("capacity must be greater than 0"), std::string::npos)
+        << no_capacity;
   }
   {
     auto o = options("static");
@@ -538,8 +551,112 @@ TEST(RuntimeApi, WrongPlannerOptionsAreRefusedAtJoin) {
   };
   refused({.planner = "capuchn"}, "unknown planner 'capuchn'; did you mean 'capuchin'");
   refused({.planner = "capuchin", .plan_budget = "lots"}, "plan_budget");
-  refused({.plan_budget = "50%"}, "name its planner too");
+  refused({.plan_budget = "lots"}, "plan_budget");  // asks for the default planner
   refused({.iterations = 3, .planner = "capuchin"}, "at least 4 iterations");
+  // Bad options are bad input, as a runtime's are: config_error, whatever the option.
+  EXPECT_THROW(static_cast<void>(rt.join("x", {.plan_budget = "lots"})), tandem::config_error);
+  EXPECT_THROW(static_cast<void>(rt.join("x", {.iterations = 3, .plan_budget = "50%"})),
+               tandem::config_error);  // the default planner's job needs 4 iterations too
+  EXPECT_THROW(static_cast<void>(rt.join("x", {.iterations = 3, .planner = "capuchin"})),
+               tandem::config_error);
+  EXPECT_THROW(static_cast<void>(rt.join("x", {.iterations = 0})), tandem::config_error);
   // Refusals leave nothing behind: the name is free.
   auto j = rt.join("x", {.planner = "checkpoint"});
+}
+
+// policy static splits the budget into expected_jobs partitions: given, two jobs train side by
+// side, each within its half (it once failed at the runtime's making, expected_jobs unheard).
+TEST(RuntimeApi, StaticSplitsTheBudgetAmongTheExpectedJobs) {
+  runtime rt(options("static"));
+  std::vector<double> a;
+  std::vector<double> b;
+  std::thread first([&] { a = train(rt, "a", 6); });
+  std::thread second([&] { b = train(rt, "b", 6); });
+  first.join();
+  second.join();
+  const auto run = rt.results();
+  EXPECT_EQ(run.policy, "static");
+  ASSERT_EQ(run.jobs.size(), 2u);
+  for (const auto& j : run.jobs) {
+    EXPECT_EQ(j.status, job_status::completed) << j.error;
+    EXPECT_EQ(j.iterations, 6);
+    EXPECT_LE(j.peak_reserved_bytes, run.budget_bytes / 2);
+  }
+  EXPECT_EQ(a, b);
+}
+
+// A budget above what the machine can reserve is refused when the runtime is made, in the
+// options' terms (it once escaped as a device_error from the pool, naming no option).
+TEST(RuntimeApi, ABudgetAboveWhatTheMachineCanReserveIsRefused) {
+  const auto refusal = [](const tandem::api::runtime_options& o) -> std::string {
+    try {
+      runtime rt(o);
+    } catch (const tandem::config_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto budget = refusal(options("scrooge", "1000TiB"));
+  EXPECT_NE(budget.find("budget \"1000TiB\""), std::string::npos) << budget;
+  EXPECT_NE(budget.find("this machine can reserve"), std::string::npos) << budget;
+  EXPECT_NE(budget.find("use a smaller budget"), std::string::npos) << budget;
+  auto o = options("scrooge");
+  o.capacity = "1000TiB";
+  const auto capacity = refusal(o);
+  EXPECT_NE(capacity.find("use a smaller capacity"), std::string::npos) << capacity;
+  runtime next(options("scrooge"));  // nothing was left behind
+}
+
+// After stop(), close() waits for the jobs of other threads to leave at their next iteration
+// (Ctrl-C in a program whose main thread closes the runtime); without a stop, or for the
+// calling thread's own job, it refuses with the reason. A join after the stop is stopped too.
+TEST(RuntimeApi, CloseAfterStopWaitsForTheOtherThreadsJobsToLeave) {
+  runtime rt(options("scrooge"));
+  std::atomic<int> iterations{0};
+  std::atomic<bool> stopped{false};
+  std::thread loop([&] {
+    auto j = rt.join("looping");
+    try {
+      for (;;) {
+        auto step = j.iteration();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ++iterations;
+      }
+    } catch (const tandem::api::stopped&) {
+      stopped = true;
+    }
+    // Still joined a while after the stop: close must wait for the job to go.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  });
+  while (iterations == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  try {
+    rt.close();
+    ADD_FAILURE() << "closed while a job runs";
+  } catch (const tandem::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("or stop() the runtime"), std::string::npos) << e.what();
+  }
+  rt.stop();
+  EXPECT_THROW(static_cast<void>(rt.join("late")), tandem::api::stopped);
+  rt.close();
+  EXPECT_TRUE(stopped);
+  const auto run = rt.results();
+  ASSERT_EQ(run.jobs.size(), 1u);
+  EXPECT_EQ(run.jobs[0].status, job_status::stopped);
+  loop.join();
+  runtime next(options("scrooge"));  // the device is gone: another runtime can be made
+}
+
+TEST(RuntimeApi, CloseRefusesWhileTheCallingThreadsOwnJobHasNotLeft) {
+  runtime rt(options("scrooge"));
+  auto j = rt.join("mine");
+  rt.stop();
+  try {
+    rt.close();
+    ADD_FAILURE() << "closed under its own job";
+  } catch (const tandem::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("of this thread has not left"), std::string::npos)
+        << e.what();
+  }
+  j.leave();
+  rt.close();
 }

@@ -5,9 +5,11 @@ PYTHONPATH, under Debian's /usr/bin/python3."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 import torch
@@ -257,8 +259,12 @@ def test_a_trial_under_a_footprint_plan_trains_below_its_peak_with_the_same_loss
     assert footprint["diverged_iterations"] == 0
     with pytest.raises(tandem.ConfigError, match="did you mean 'capuchin'"):
         train_deep("256MiB", planner="capuchn")
-    with pytest.raises(tandem.UsageError, match="name its planner too"):
-        train_deep("256MiB", plan_budget="50%")
+    with pytest.raises(tandem.ConfigError, match="plan_budget"):
+        train_deep("256MiB", plan_budget="lots")
+    rt = tandem.Runtime(budget="64MiB")
+    with pytest.raises(tandem.ConfigError, match="at least 4 iterations"):
+        rt.join("short", iterations=3, planner="capuchin")
+    rt.close()
 
 
 def test_pytorchs_saved_tensor_hooks_still_work_after_a_planned_trial():
@@ -283,8 +289,15 @@ def test_wrong_arguments_raise_clear_exceptions():
         tandem.Runtime(budget=64)
     with pytest.raises(tandem.ConfigError, match="inflight_limit bounds"):
         tandem.Runtime(budget="64MiB", inflight_limit=4)
-    with pytest.raises(tandem.ConfigError, match="CPU backend only"):
+    with pytest.raises(tandem.ConfigError, match='CPU backend only.*use device = "cpu"'):
         tandem.Runtime(budget="64MiB", device="cuda")  # Debian's torch has no CUDA
+    with pytest.raises(tandem.ConfigError, match="budget must be greater than 0"):
+        tandem.Runtime(budget="0")
+    with pytest.raises(tandem.ConfigError,
+                       match='budget "1000TiB" .* this machine can reserve .* smaller budget'):
+        tandem.Runtime(budget="1000TiB")
+    with pytest.raises(tandem.ConfigError, match="set expected_jobs"):
+        tandem.Runtime(budget="64MiB", policy="static")
     rt = runtime()
     with pytest.raises(tandem.UsageError, match="another tandem runtime"):
         runtime()
@@ -305,6 +318,61 @@ def test_wrong_arguments_raise_clear_exceptions():
     with pytest.raises(tandem.UsageError, match="closed"):
         rt.join("late")
     assert [job["name"] for job in rt.results()["jobs"]] == ["one"]
+
+
+def test_every_exception_of_tandem_is_a_tandem_error():
+    for kind in (tandem.ConfigError, tandem.UsageError, tandem.Stopped):
+        assert issubclass(kind, tandem.Error)
+    assert issubclass(tandem.ConfigError, ValueError)  # bad options, as Python's own
+    assert issubclass(tandem.UsageError, RuntimeError)
+
+
+def test_static_splits_the_budget_among_the_expected_trials():
+    rt = runtime("static")  # expected_jobs=2: static's partitions
+    a, b = [], []
+    in_threads(lambda: train(rt, "a", 6, losses=a), lambda: train(rt, "b", 6, losses=b))
+    results = rt.results()
+    rt.close()
+    assert results["policy"] == "static"
+    assert [job["status"] for job in results["jobs"]] == ["completed", "completed"]
+    for job in results["jobs"]:
+        assert job["iterations"] == 6
+        assert job["peak_reserved_bytes"] <= results["budget_bytes"] // 2
+    assert a == b
+
+
+def test_leaving_a_runtime_block_by_an_exception_stops_the_trials_and_waits_for_them():
+    # Ctrl-C while the main thread joins the trials: the KeyboardInterrupt leaves the block,
+    # which stops the trials at their next iteration and closes once they left.
+    stopped = []
+    started = threading.Event()
+
+    def endless(rt):
+        started.set()
+        try:
+            train(rt, "endless", 10**6)
+        except tandem.Stopped:
+            stopped.append("endless")
+
+    with pytest.raises(KeyboardInterrupt):
+        with runtime() as rt:
+            thread = threading.Thread(target=endless, args=(rt,))
+            thread.start()
+            started.wait()
+            threading.Event().wait(0.3)
+            raise KeyboardInterrupt
+    thread.join()
+    assert stopped == ["endless"]
+    assert [job["status"] for job in rt.results()["jobs"]] in ([], ["stopped"])
+    runtime().close()  # closed: another runtime can be made
+
+
+def test_close_says_what_to_do_while_a_trial_still_runs():
+    rt = runtime()
+    with rt.join("mine"):
+        with pytest.raises(tandem.UsageError, match="of this thread has not left"):
+            rt.close()
+    rt.close()
 
 
 def test_stop_ends_every_trial_at_its_next_iteration_and_keeps_what_was_measured(tmp_path):
@@ -349,3 +417,96 @@ def test_the_example_trains_four_trials(tmp_path):
                          text=True, timeout=60, check=False)
     assert bad.returncode == 2
     assert "unknown policy 'nope'" in bad.stderr
+
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python", "hpo.py")
+
+
+def start_example(tmp_path, *arguments):
+    """hpo.py as a user starts it, its stderr in a file; SIGINT and SIGTERM at their defaults
+    even where this test runs with them ignored."""
+    def default_signals():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    with open(tmp_path / "stderr.txt", "w", encoding="utf-8") as err:  # the child keeps its own
+        example = subprocess.Popen([sys.executable, EXAMPLE, *arguments],
+                                   stdout=subprocess.PIPE, stderr=err, text=True,
+                                   preexec_fn=default_signals)
+    return example, tmp_path / "stderr.txt"
+
+
+def wait_for_text(path, text, process, limit_s=120):
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and process.poll() is None:
+        if text in path.read_text():
+            return True
+        time.sleep(0.05)
+    return text in path.read_text()
+
+
+@pytest.mark.parametrize("signals", [1, 2])
+def test_ctrl_c_stops_the_example_and_keeps_what_was_measured(tmp_path, signals):
+    # Ctrl-C once or twice: every trial stops at an iteration boundary, the table and the JSON
+    # hold what was measured, the exit status is 130. It once aborted ("close: job ... has not
+    # left", then "terminate called") or ended in a KeyboardInterrupt traceback.
+    out = tmp_path / "hpo.json"
+    example, err = start_example(tmp_path, "--iterations", "1000000", "--json", str(out))
+    try:
+        assert wait_for_text(err, "Ctrl-C stops them", example), err.read_text()
+        time.sleep(2)  # the trials join and train
+        for _ in range(signals):
+            example.send_signal(signal.SIGINT)
+            time.sleep(0.2)
+        table, _ = example.communicate(timeout=120)
+    finally:
+        example.kill()
+    errors = err.read_text()
+    assert example.returncode == 130, errors
+    assert "Traceback" not in errors and "terminate" not in errors, errors
+    trials = [line.split() for line in table.splitlines() if line.startswith("trial-")]
+    assert [trial[1] for trial in trials] == ["stopped"] * 4, table
+    assert all(int(trial[2]) > 0 for trial in trials), table
+    results = json.loads(out.read_text())
+    assert results["stopped"] is True
+    assert [job["status"] for job in results["jobs"]] == ["stopped"] * 4
+
+
+def test_ctrl_c_while_the_example_starts_ends_it_without_a_traceback(tmp_path):
+    example, err = start_example(tmp_path, "--iterations", "1000000")
+    try:
+        time.sleep(0.3)  # torch is loading
+        example.send_signal(signal.SIGINT)
+        example.communicate(timeout=120)
+    finally:
+        example.kill()
+    assert example.returncode == 130, err.read_text()
+    assert "Traceback" not in err.read_text()
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--plan-budget", "lots"], "plan_budget"),
+    (["--json", "/nonexistent/dir/r.json"], "the folder /nonexistent/dir does not exist"),
+    (["--budget", "0"], "budget must be greater than 0"),
+    (["--budget", "1000TiB"], "this machine can reserve"),
+    (["--device", "cuda"], 'use device = "cpu"'),
+    (["--planner", "bogus"], "unknown planner 'bogus'"),
+    (["--planner", "capuchin", "--iterations", "3"], "needs at least 4 iterations"),
+    (["--iterations", "0"], "--iterations must be at least 1"),
+])
+def test_the_example_refuses_bad_arguments_with_status_2(arguments, message):
+    run = subprocess.run([sys.executable, EXAMPLE, *arguments], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert run.returncode == 2, run.stderr
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr
+    assert "trial-" not in run.stdout  # refused before any table
+    assert run.stderr.count(message) == 1  # said once, not once per trial
+
+
+def test_the_example_trains_under_static():
+    run = subprocess.run([sys.executable, EXAMPLE, "--policy", "static", "--iterations", "3"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    assert [line.split()[1] for line in run.stdout.splitlines()
+            if line.startswith("trial-")] == ["completed"] * 4

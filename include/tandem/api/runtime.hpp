@@ -95,11 +95,13 @@ struct job_options {
   /// that allocates differently stops being planned for the rest of it (counted as diverged).
   std::string planner;
   /// The budget the plan is made for: a share of the recorded iteration's peak ("50%") or a
-  /// size ("64MiB"); empty: the planner's own choice with no budget. Needs `planner`.
+  /// size ("64MiB"); empty: the planner's own choice with no budget. Without `planner`, the
+  /// default planner (footprint::default_planner, tandem's search) makes the plan.
   std::string plan_budget;
 };
 
-/// What iteration() throws once the runtime was stopped: leave the loop, the job has left.
+/// What iteration() (and join()) throws once the runtime was stopped: leave the loop, the job
+/// has left.
 using stopped = tandem::runtime::run_stopped;
 
 /// A part of an iteration the policy may cut short (iteration_scope::restartable): while it
@@ -216,8 +218,8 @@ class job {
 class runtime {
  public:
   /// Builds the device, the pool and the policy. Throws config_error naming the option for bad
-  /// options, usage_error while another runtime (or `tandem run`) owns libtorch's allocator in
-  /// this process.
+  /// options (a budget or capacity above what the device can reserve among them), usage_error
+  /// while another runtime (or `tandem run`) owns libtorch's allocator in this process.
   explicit runtime(const runtime_options& options);
   /// Jobs still joined keep the device alive until they leave.
   ~runtime();
@@ -225,7 +227,8 @@ class runtime {
   runtime& operator=(const runtime&) = delete;
 
   /// The calling thread joins as job `name` (names are unique within a runtime). Throws
-  /// usage_error for a taken name, a thread already joined, or after stop().
+  /// config_error for bad options, usage_error for a taken name or a thread already joined,
+  /// `stopped` after stop(). A join that throws leaves nothing behind.
   [[nodiscard]] job join(const std::string& name, const job_options& options = {});
   /// Changes the budget while jobs run, as a workload's budget_schedule does (e.g. "512MiB").
   void change_budget(std::string_view size);
@@ -237,7 +240,9 @@ class runtime {
   /// once all have). Still answers after close().
   [[nodiscard]] tandem::runtime::run_result results() const;
   /// Takes the device down now (the destructor does otherwise), so that another runtime can be
-  /// made in this process. Throws usage_error while a job has not left. Idempotent.
+  /// made in this process. After stop() it first waits for the jobs of other threads to leave
+  /// (at their next iteration); otherwise it throws usage_error while a job has not left, as it
+  /// does for a job of the calling thread. Idempotent.
   void close();
 
   struct shared;  ///< the device and the jobs' records; in the implementation
