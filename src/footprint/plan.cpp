@@ -165,11 +165,14 @@ class plan_checker {
                          std::size_t op) const {
     const auto creator = *sequence_.tensors[t].created_by;
     for (const auto input : inputs_[creator]) {
-      const auto why = "recomputing " + describe_tensor(sequence_, t) + " before " +
-                       describe_op(sequence_, op) + " runs " + describe_op(sequence_, creator) +
-                       " again, which reads " + describe_tensor(sequence_, input);
+      // Built only for a refusal: planners validate plans by the thousand.
+      const auto why = [&] {
+        return "recomputing " + describe_tensor(sequence_, t) + " before " +
+               describe_op(sequence_, op) + " runs " + describe_op(sequence_, creator) +
+               " again, which reads " + describe_tensor(sequence_, input);
+      };
       if (const auto released = sequence_.release_op(input); released && *released < op)
-        refuse(k, why + ", released after " + describe_op(sequence_, *released) +
+        refuse(k, why() + ", released after " + describe_op(sequence_, *released) +
                       "; swap the tensor instead, or recompute it from a tensor that lives longer");
       const auto out = lookup.out_before(input, op);
       if (!out) continue;
@@ -178,7 +181,7 @@ class plan_checker {
       if (other.what == action::recompute) {
         check_rebuildable(lookup, k, input, op);
       } else if (back_at != op) {
-        refuse(k, why + ", swapped out then by decision " + std::to_string(*out) + " (until " +
+        refuse(k, why() + ", swapped out then by decision " + std::to_string(*out) + " (until " +
                       describe_op(sequence_, back_at) +
                       "); keep that input in memory or recompute it too");
       }
