@@ -7,7 +7,8 @@
 #
 #   bench/footprint/real_maxbatch.sh [BUILD_DIR]
 #
-# Settings (environment): MODELS (zoo model:image side, default "resnet20:16"), BUDGET (the
+# Settings (environment): MODELS (zoo model:image side, or a model alone where it takes no
+# images, e.g. "resnet20:16 lstm"; default "resnet20:16"), BUDGET (the
 # device budget, default 40MiB), COPY (the copy engine's bandwidth: "memcpy", default, or "auto"
 # for a V100's compute-to-copy ratio, which makes each probe minutes long here), PLANNERS.
 set -euo pipefail
@@ -26,6 +27,7 @@ PLANNERS=${PLANNERS:-"none checkpoint capuchin superneurons vdnn-conv tensile ta
 for spec in $MODELS; do
   model=${spec%%:*}
   side=${spec#*:}
+  [ "$side" = "$spec" ] && side=""  # a model without images (lstm, bert_mini, mlp)
   workload="$work/$model.toml"
   cat >"$workload" <<EOF
 [device]
@@ -44,9 +46,8 @@ model = "$model"
 batch_size = 8
 iterations = 4
 threads = 1
-[job.model_options]
-image_side = $side
 EOF
+  [ -z "$side" ] || printf '[job.model_options]\nimage_side = %s\n' "$side" >>"$workload"
   i=0
   for planner in $PLANNERS; do
     i=$((i + 1))
