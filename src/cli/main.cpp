@@ -142,13 +142,14 @@ int main(int argc, char** argv) {
                    "Largest batch tried (default: doubling until a run fails)")
       ->check(cli::whole_number());
   maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file");
-  // Planned jobs: the probes simulate each job's iteration under a footprint plan.
-  maxbatch_cmd->add_option("--planner", maxbatch.planner,
-                           "Plan every job's iteration with this footprint planner (" +
-                               cli::planner_names_text() + "; with --sim)");
+  // Planned jobs: each probe runs (or simulates) every job's iteration under a footprint plan.
+  maxbatch_cmd->add_option(
+      "--planner", maxbatch.planner,
+      "Plan every job's iteration with this footprint planner (" + cli::planner_names_text() + ")");
   maxbatch_cmd->add_option("--plan-budget", maxbatch.plan_budget,
                            "Budget of the plans: N% of each job's vanilla peak or a size (e.g. "
-                           "75%, 6GiB); default: each job's share of the device's budget");
+                           "75%, 6GiB); default: each job's share of the device's budget. "
+                           "Without --planner, the default planner (tandem) plans");
 
   tandem::cli::report_command_options report;
   auto* report_cmd = app.add_subcommand(
@@ -217,7 +218,8 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("workload", plan.workload, "Workload file (TOML; see examples/)")
       ->required();
   plan_cmd->add_option("--planner", plan.planner,
-                       "Planner of every training job, replacing the jobs' planner (below)");
+                       "Planner of every training job, replacing the jobs' planner (below; a job "
+                       "that names none: the default planner, tandem)");
   plan_cmd->footer([] {
     std::string text = "Planners:\n";
     for (const auto& name : tandem::footprint::planner_names()) {

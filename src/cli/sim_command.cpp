@@ -119,7 +119,8 @@ void print_plans(const std::vector<sim::planned_job_summary>& plans, const std::
 }  // namespace
 
 std::string planner_names_text() {
-  return join_names(footprint::planner_names());
+  return join_names(footprint::planner_names()) + ", default (" +
+         std::string(footprint::default_planner) + ")";
 }
 
 int sim_workload_command(const sim_command_options& options, std::ostream& out) {
