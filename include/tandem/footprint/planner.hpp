@@ -42,7 +42,8 @@ class planner {
 
 /// The planner that the name `default` stands for, and that tandem uses where planning is asked
 /// for without a planner's name (a `plan_budget` without `planner`, `tandem plan` for a job that
-/// names none): tandem's own search, the one that measures best (README, "Which planner").
+/// names none): tandem's own search, the one that measures best in simulation and at a given
+/// budget (README, "The default planner").
 inline constexpr std::string_view default_planner = "tandem";
 
 /// The registered planners' names, in the order `tandem plan` lists them.
