@@ -119,7 +119,7 @@ void print_plans(const std::vector<sim::planned_job_summary>& plans, const std::
 }  // namespace
 
 std::string planner_names_text() {
-  return join_names(footprint::planner_names()) + ", default (" +
+  return join_names(footprint::planner_spellings()) + " (" +
          std::string(footprint::default_planner) + ")";
 }
 

@@ -62,7 +62,7 @@ const planner_entry& entry_named(std::string_view name) {
   const auto found = std::find_if(all.begin(), all.end(),
                                   [&](const planner_entry& entry) { return entry.name == name; });
   if (found != all.end()) return *found;
-  const auto names = planner_names();
+  const auto names = planner_spellings();
   TANDEM_FAIL(usage_error, "unknown planner '" + std::string(name) + "'" +
                                suggest_name(name, names) +
                                "; known planners: " + join_names(names));
@@ -77,6 +77,12 @@ std::string key_of(const std::string& help) {
 std::vector<std::string> planner_names() {
   std::vector<std::string> names;
   for (const auto& entry : entries()) names.push_back(entry.name);
+  return names;
+}
+
+std::vector<std::string> planner_spellings() {
+  auto names = planner_names();
+  names.emplace_back("default");
   return names;
 }
 

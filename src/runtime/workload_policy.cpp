@@ -160,7 +160,7 @@ void validate_policy(const workload& spec, const policy_overrides& overrides) {
                        "); the policies that can: " + join_names(policies_choosing_footprints()) +
                        ". Remove the planner, or plan each job alone with the job's own planner");
   }
-  const auto known = footprint::planner_names();
+  const auto known = footprint::planner_spellings();
   const auto planner_name = std::string(footprint::planner_name_of(*planner));
   if (std::find(known.begin(), known.end(), planner_name) == known.end()) {
     throw config_error(where + ": unknown planner '" + planner_name + "'" +

@@ -112,7 +112,7 @@ void validate_device_and_policy(const workload& spec, const policy_overrides& ov
 }
 
 void check_planner_spec(const std::string& spec, const std::string& what) {
-  const auto known = footprint::planner_names();
+  const auto known = footprint::planner_spellings();
   const auto name = std::string(footprint::planner_name_of(spec));
   TANDEM_EXPECTS(std::find(known.begin(), known.end(), name) != known.end(), config_error,
                  what + ": unknown planner '" + name + "'" + suggest_name(name, known) +

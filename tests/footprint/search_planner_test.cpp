@@ -40,6 +40,15 @@ TEST(SearchPlanners, AreRegisteredAfterTheBaselines) {
   EXPECT_TRUE(planner_option_help("capuchin").empty());
 }
 
+// `default` names tandem's search, options and all, and is suggested for a near miss.
+TEST(SearchPlanners, DefaultNamesTandemsSearch) {
+  EXPECT_EQ(make_planner("default")->name(), default_planner);
+  EXPECT_EQ(make_planner("default:time_limit=0.5")->name(), "tandem");
+  EXPECT_EQ(planner_name_of("default:evaluations=10"), "tandem");
+  EXPECT_NE(usage_message("defualt").find("did you mean 'default'?"), std::string::npos)
+      << usage_message("defualt");
+}
+
 TEST(SearchPlanners, RefuseBadOptionsNamingThem) {
   EXPECT_NE(usage_message("home:iteration=5")
                 .find("planner 'home' has no option 'iteration'; did you mean 'iterations'?"),

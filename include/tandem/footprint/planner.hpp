@@ -48,6 +48,8 @@ inline constexpr std::string_view default_planner = "tandem";
 
 /// The registered planners' names, in the order `tandem plan` lists them.
 [[nodiscard]] std::vector<std::string> planner_names();
+/// What a spec may name: the registered planners and `default`; messages list and suggest these.
+[[nodiscard]] std::vector<std::string> planner_spellings();
 /// The options planner `name` takes (KEY of NAME:KEY=VALUE), with their meaning; empty for
 /// the planners without options.
 [[nodiscard]] std::vector<std::string> planner_option_help(std::string_view name);

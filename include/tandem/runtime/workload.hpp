@@ -127,7 +127,7 @@ struct workload_vocabulary {
   std::vector<std::string> models;
   std::vector<std::string> policies;
   std::vector<std::string> optimizers{"sgd", "adam"};
-  std::vector<std::string> planners = footprint::planner_names();
+  std::vector<std::string> planners = footprint::planner_spellings();
 };
 
 /// Throws config_error "FILE:LINE: problem; hint" for any invalid input.
