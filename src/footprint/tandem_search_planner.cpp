@@ -1,13 +1,12 @@
 // tandem's own search over HOME's decision space (action_space.hpp), made to come within a few
 // percent of the exact planner in about a second where HOME's swarm takes minutes. It starts
 // from several plans and improves each under the cost model:
-// - seeds: the greedy planners' plans (capuchin, checkpoint, tensile) in this space, and a greedy
-// of our
-//   own on the memory model the integer program uses (Note [The integer program of a plan]):
-//   while some operation's vanilla holding less what the actions keep out exceeds the budget,
-//   take, among the candidates out at the worst such operation, the action with the most bytes
-//   per second of cost (a rerun's duration; a swap's copy time beyond its window, or a small
-//   share of its copy time when it fits the window);
+// - seeds: the greedy planners' plans (capuchin, checkpoint, tensile) in this space, and a
+//   greedy of our own on the memory model the integer program uses
+//   (Note [The integer program of a plan]): while some operation's vanilla holding less what the
+//   actions keep out exceeds the budget, take, among the candidates out at the worst such
+//   operation, the action with the most bytes per second of cost (a rerun's duration; a swap's
+//   copy time beyond its window, or a small share of its copy time when it fits the window);
 // - fit: while the priced plan is over the budget, the same greedy step at the operation the
 //   model sees as worst, priced again;
 // - improve (local search under the cost model): each action, costliest first, is tried as
@@ -126,8 +125,8 @@ class tandem_search_planner final : public planner {
   [[nodiscard]] std::string_view name() const override { return "tandem"; }
   [[nodiscard]] std::string_view summary() const override {
     return "tandem's search: seeds from capuchin, checkpoint, tensile and a bytes-per-second "
-           "greedy, "
-           "fitted to the budget and improved by local search under the cost model (options: "
+           "greedy, fitted to the budget and improved by local search under the cost model "
+           "(options: "
            "evaluations, time_limit)";
   }
 

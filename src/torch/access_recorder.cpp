@@ -251,8 +251,9 @@ void access_recorder::measure_scratch_of_last_operation(footprint::access_sequen
   std::size_t held = 0;
   std::size_t most = 0;
   for (const auto& [t, allocated] : since_op_began_) {
+    // Freed by now (a tensor still alive may yet be read), and scratch by the sequence's rule.
     const auto& x = sequence.tensors[t];
-    if (x.created_by != op || !x.read_by.empty() || x.freed_after != op) continue;
+    if (x.freed_after != op || !sequence.is_scratch(t)) continue;
     if (allocated) {
       held += x.bytes;
       most = std::max(most, held);
