@@ -130,6 +130,13 @@ double policy_gate::wait_for_grant_locked(std::unique_lock<std::mutex>& lock, me
       return given.waited_s;
     }
     const auto withdraw = [&] { driver_.withdraw(job); };
+    if (driver_.restart_owed(job)) {
+      // Told to let go at its group boundary: others wait for its regions.
+      withdraw();
+      throw iteration_restarted(
+          "the iteration lets go at its group boundary: every running iteration waited for "
+          "another, and none waiting for regions could restart");
+    }
     if (!closed_.empty()) {
       withdraw();
       throw gate_closed(closed_);
@@ -192,7 +199,11 @@ schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool 
                                                        std::size_t free_in_own_regions,
                                                        bool can_make_room) {
   std::lock_guard lock(mutex_);
-  return driver_.memory_wait(job, restartable, refused_bytes, free_in_own_regions, can_make_room);
+  const auto verdict =
+      driver_.memory_wait(job, restartable, refused_bytes, free_in_own_regions, can_make_room);
+  // A job told to let go at a group boundary waits for its grant: wake it to restart there.
+  if (!driver_.take_boundary_restarts().empty()) changed_.notify_all();
+  return verdict;
 }
 
 bool policy_gate::restart_owed(memory::job_id job) const {

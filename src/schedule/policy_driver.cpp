@@ -48,8 +48,12 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
   // Let go already: while its exception unwinds, operations' end callbacks may still borrow
   // (a plan's prefetch), and a give-up now would turn the owed restart into a failure.
   if (restart_owed(job)) return memory_wait_verdict::restart_iteration;
-  const auto verdict = judge_memory_wait(
+  const auto [verdict, lets_go_at_boundary] = judge_memory_wait(
       job, restartable, refused_bytes > 0 && free_in_own_regions >= refused_bytes, can_make_room);
+  if (lets_go_at_boundary) {
+    owe_restart(*lets_go_at_boundary);
+    boundary_restarts_.push_back(*lets_go_at_boundary);
+  }
   switch (verdict) {
     case memory_wait_verdict::keep_waiting: {
       const auto [found, fresh] =
@@ -76,19 +80,20 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
   return verdict;
 }
 
-memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartable, bool fragmented,
-                                                     bool can_make_room) const {
+policy_driver::memory_judgement policy_driver::judge_memory_wait(job_id job, bool restartable,
+                                                                 bool fragmented,
+                                                                 bool can_make_room) const {
   // Where nothing else would serve, a job that can free some of its own memory does that
   // first: a copy of its own costs less than any iteration's restart, and a failure nothing.
   const auto let_go = [&](memory_wait_verdict otherwise) {
     return can_make_room ? memory_wait_verdict::make_room : otherwise;
   };
-  if (capabilities_.oom_baseline != nullptr) return let_go(memory_wait_verdict::give_up);
+  if (capabilities_.oom_baseline != nullptr) return {let_go(memory_wait_verdict::give_up)};
   // A change still to come may raise the budget; an iteration letting go returns its regions.
-  if (next_change_ < schedule_.size()) return memory_wait_verdict::keep_waiting;
+  if (next_change_ < schedule_.size()) return {memory_wait_verdict::keep_waiting};
   if (std::any_of(letting_go_.begin(), letting_go_.end(),
                   [&](const auto& other) { return other.first != job; })) {
-    return memory_wait_verdict::keep_waiting;
+    return {memory_wait_verdict::keep_waiting};
   }
   if (!others_running(job)) {
     // Alone: what others hold idle may go when they leave; the policy hears what this one
@@ -96,10 +101,10 @@ memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartabl
     // out afresh by a rerun (their blocks free with the cut). Not when neither holds, nor when
     // restarting has stopped getting it further: nothing would change.
     const bool others_present = present_.size() > (present_.contains(job) ? 1u : 0u);
-    return let_go(restartable && (others_present || fragmented) &&
-                          !alone_restarts_spent_.contains(job)
-                      ? memory_wait_verdict::restart_iteration
-                      : memory_wait_verdict::give_up);
+    return {let_go(restartable && (others_present || fragmented) &&
+                           !alone_restarts_spent_.contains(job)
+                       ? memory_wait_verdict::restart_iteration
+                       : memory_wait_verdict::give_up)};
   }
   // The policy that judges borrows knows best whether the others will move. Otherwise another
   // running iteration that waits neither for regions nor for an event (at a group barrier)
@@ -112,12 +117,17 @@ memory_wait_verdict policy_driver::judge_memory_wait(job_id job, bool restartabl
               const auto found = waiting_.find(other);
               return found == waiting_.end() || found->second.until_s.has_value();
             });
-  if (others_move) return memory_wait_verdict::keep_waiting;
+  if (others_move) return {memory_wait_verdict::keep_waiting};
   // Every running iteration waits for another: this one makes room, or one lets go and
   // returns its regions.
-  if (can_make_room) return memory_wait_verdict::make_room;
-  if (iteration_to_let_go(job, restartable) != job) return memory_wait_verdict::keep_waiting;
-  return restartable ? memory_wait_verdict::restart_iteration : memory_wait_verdict::give_up;
+  if (can_make_room) return {memory_wait_verdict::make_room};
+  if (const auto chosen = iteration_to_let_go(job, restartable); chosen != job) {
+    // Another waiting for regions will be told when it asks again; one waiting at a group
+    // boundary asks nothing more, so it is told now.
+    return {memory_wait_verdict::keep_waiting,
+            memory_waits_.contains(chosen) ? std::nullopt : std::optional<job_id>(chosen)};
+  }
+  return {restartable ? memory_wait_verdict::restart_iteration : memory_wait_verdict::give_up};
 }
 
 void policy_driver::forget_alone_restarts(job_id job) {
@@ -147,7 +157,15 @@ job_id policy_driver::iteration_to_let_go(job_id asking, bool restartable) const
       rank = other_rank;
     }
   }
-  return chosen;
+  if (rank.first) return chosen;
+  // None waiting for regions can restart. An iteration held at a group boundary can: it has
+  // not begun its next group, so it loses its work so far where the others would lose a job.
+  std::optional<std::pair<std::uint64_t, job_id>> at_boundary;
+  for (const auto& [other, w] : waiting_) {
+    if (other == asking || w.group == 0 || w.until_s || !running_.contains(other)) continue;
+    if (!at_boundary || w.order > at_boundary->first) at_boundary = std::make_pair(w.order, other);
+  }
+  return at_boundary ? at_boundary->second : chosen;
 }
 
 void policy_driver::memory_wait_ended(job_id job) {
@@ -281,6 +299,10 @@ std::optional<double> policy_driver::next_wake() const {
 std::optional<double> policy_driver::wake_time(job_id job) const {
   const auto found = waiting_.find(job);
   return found == waiting_.end() ? std::nullopt : found->second.until_s;
+}
+
+std::vector<job_id> policy_driver::take_boundary_restarts() {
+  return std::exchange(boundary_restarts_, {});
 }
 
 std::vector<grant> policy_driver::take_grants() {

@@ -588,6 +588,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
         }
         run.now = stage::blocked;
         run.wanted = bytes;
+        restart_at_boundaries();
         return taken::waiting;
       }
       if (verdict == schedule::memory_wait_verdict::restart_iteration) {
@@ -608,6 +609,16 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.result.peak_reserved_bytes = std::max(run.result.peak_reserved_bytes, run.held);
     peak_held_ = std::max(peak_held_, system + bytes);
     return taken::yes;
+  }
+
+  /// Iterations the driver told to let go where they wait at a group boundary restart there.
+  void restart_at_boundaries() {
+    for (const auto id : driver_.take_boundary_restarts()) {
+      auto& other = runs_[id];
+      if (other.now != stage::at_group) continue;
+      driver_.withdraw(id);
+      restart_iteration(other);
+    }
   }
 
   /// The iteration lets go (policy_driver.hpp, "Memory waits"): what it took goes back, the

@@ -16,6 +16,7 @@
 #include "tandem/common/units.hpp"
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/schedule/baselines.hpp"
+#include "tandem/schedule/group_gating.hpp"
 
 namespace tandem::runtime {
 namespace {
@@ -226,6 +227,51 @@ TEST_F(PolicyGate, AJobLettingGoDoesNotWaitAtAGroupBoundary) {
   gate.inject_restart(job);
   EXPECT_THROW((void)gate.wait_for_group(job, 1), iteration_restarted);
   gate.depart(job);
+}
+
+/// Starts every iteration and holds every job at its first group boundary for good.
+class holds_at_group final : public schedule::policy, public schedule::group_gating {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "holds at group"; }
+  decision may_start(memory::job_id, double) override { return decision::start(); }
+  [[nodiscard]] std::vector<std::size_t> group_boundaries(memory::job_id) const override {
+    return {1};
+  }
+  void on_group_end(memory::job_id, std::size_t, double) override {}
+  decision may_enter_group(memory::job_id, std::size_t, double) override {
+    return decision::wait_for_event();
+  }
+  void on_group_start(memory::job_id, std::size_t, double) override {}
+  [[nodiscard]] bool wants_memory_events() const override { return false; }
+};
+
+// b waits at a group boundary; a waits for regions where it cannot restart (inside an
+// operation's callback). b is woken to let go there, so a need not fail.
+TEST_F(PolicyGate, AJobAtAGroupBoundaryIsWokenToLetGoWhereTheOtherCouldOnlyFail) {
+  holds_at_group policy;
+  policy_gate gate(policy, pool_, 2);
+  const auto a = pool_.add_job("a");
+  const auto b = pool_.add_job("b");
+  gate.arrive(job_info::make(a, "a", 0, 1));
+  gate.arrive(job_info::make(b, "b", 0, 1));
+  gate.wait_for_start(a);
+  gate.wait_for_start(b);
+  std::atomic<bool> restarted{false};
+  std::thread at_boundary([&] {
+    try {
+      (void)gate.wait_for_group(b, 1);
+    } catch (const iteration_restarted&) {
+      restarted = true;
+    }
+  });
+  while (gate.held_up_by(b).empty()) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(gate.memory_wait(a, false, 2 * MiB), schedule::memory_wait_verdict::keep_waiting);
+  at_boundary.join();
+  EXPECT_TRUE(restarted);
+  gate.restart_iteration(b, {});
+  gate.memory_wait_ended(a);
+  gate.depart(a);
+  gate.depart(b);
 }
 
 TEST_F(PolicyGate, AWaitUntilVerdictWakesTheJobAtThatTime) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tandem/schedule/group_gating.hpp"
+
 namespace tandem::schedule {
 namespace {
 
@@ -109,6 +111,66 @@ TEST(PolicyDriverMemoryWaits, WhileAnotherIterationMovesAJobThatCouldMakeRoomWai
   run.driver.set_budget_schedule({{5.0, 1000}}, [](std::size_t) {});
   EXPECT_EQ(run.driver.memory_wait(1, false, 100, 0, true), verdict::keep_waiting)
       << "a budget change to come may serve without moving anything";
+}
+
+/// Starts every iteration; holds every group boundary until told (NodeGroup's barrier, where a
+/// group may wait for regions another iteration holds).
+class holds_groups final : public policy, public group_gating {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "holds groups"; }
+  [[nodiscard]] decision may_start(job_id, double) override { return decision::start(); }
+  [[nodiscard]] std::vector<std::size_t> group_boundaries(job_id) const override { return {4}; }
+  void on_group_end(job_id, std::size_t, double) override {}
+  [[nodiscard]] decision may_enter_group(job_id, std::size_t, double) override {
+    return open ? decision::start() : decision::wait_for_event();
+  }
+  void on_group_start(job_id, std::size_t, double) override {}
+  [[nodiscard]] bool wants_memory_events() const override { return false; }
+  bool open = false;
+};
+
+// Job 2 waits at a group boundary; job 1, in an operation's callback, waits for regions 2 holds
+// and cannot restart. Neither moves: 2, which can restart at its boundary, lets go rather than
+// 1 fail.
+TEST(PolicyDriverMemoryWaits, OneWaitingAtAGroupBoundaryLetsGoBeforeOneThatCannotRestartFails) {
+  holds_groups policy;
+  fixed_clock clock;
+  policy_driver driver{policy, clock, 2};
+  for (job_id job : {1u, 2u}) {
+    driver.arrive(job_info::make(job, "j", 0));
+    driver.request_start(job);
+  }
+  static_cast<void>(driver.take_grants());
+  driver.request_group(2, 1);
+  EXPECT_TRUE(driver.take_grants().empty());
+  EXPECT_EQ(driver.memory_wait(1, false), verdict::keep_waiting);
+  EXPECT_TRUE(driver.restart_owed(2));
+  EXPECT_EQ(driver.take_boundary_restarts(), std::vector<job_id>{2});
+  EXPECT_TRUE(driver.take_boundary_restarts().empty()) << "told once";
+  EXPECT_EQ(driver.held_up_by(2), "letting go of its iteration to run it again");
+  // 1 waits for 2's regions meanwhile; 2 withdraws from its boundary and restarts.
+  EXPECT_EQ(driver.memory_wait(1, false), verdict::keep_waiting);
+  driver.withdraw(2);
+  driver.restart_iteration(2, {});
+  EXPECT_FALSE(driver.restart_owed(2));
+  driver.memory_wait_ended(1);
+}
+
+// One waiting for regions that can restart lets go before one at a group boundary: both lose
+// their work so far, and it asked for what it could not get.
+TEST(PolicyDriverMemoryWaits, ARestartableWaiterForRegionsLetsGoBeforeOneAtAGroupBoundary) {
+  holds_groups policy;
+  fixed_clock clock;
+  policy_driver driver{policy, clock, 2};
+  for (job_id job : {1u, 2u}) {
+    driver.arrive(job_info::make(job, "j", 0));
+    driver.request_start(job);
+  }
+  static_cast<void>(driver.take_grants());
+  driver.request_group(2, 1);
+  EXPECT_EQ(driver.memory_wait(1, true), verdict::restart_iteration);
+  EXPECT_FALSE(driver.restart_owed(2));
+  EXPECT_TRUE(driver.take_boundary_restarts().empty());
 }
 
 // Progress lines say what holds up a running iteration.

@@ -41,7 +41,9 @@
 // executor swaps a tensor of its plan out of turn, a passive swapper one of its job's): that
 // costs a copy, where a restart costs the iteration's work so far. Only when none of the
 // waiting iterations can restart or make room (the runtime's inside an operation's callback or
-// its optimizer step, with nothing of its own left to move) does the latest to wait fail. An
+// its optimizer step, with nothing of its own left to move) does one let go that waits at a
+// group boundary for a grant (NodeGroup's): it restarts there, telling the executor through
+// take_boundary_restarts. Only when there is none either does the latest to wait fail. An
 // iteration that waits alone restarts when other jobs are present (their memory may go when they
 // leave; the restarted iteration's report ends with the borrow it was refused, so that the policy
 // knows what it needs at least beside them) and fails when nobody else is there, or when its
@@ -184,6 +186,10 @@ class policy_driver {
 
   /// Grants given since the last call, in the order given.
   [[nodiscard]] std::vector<grant> take_grants();
+  /// Running jobs told since the last call to let go of their iteration while they wait at a
+  /// group boundary (see Memory waits): each owes a restart (restart_owed), and its executor
+  /// withdraws its group request and restarts the iteration there.
+  [[nodiscard]] std::vector<job_id> take_boundary_restarts();
   [[nodiscard]] bool has_grants() const { return !grants_.empty(); }
 
   [[nodiscard]] bool present(job_id job) const { return present_.contains(job); }
@@ -225,13 +231,24 @@ class policy_driver {
   };
   /// `job` waits for regions no more: its wait's time is counted.
   void end_memory_wait(job_id job);
-  [[nodiscard]] memory_wait_verdict judge_memory_wait(job_id job, bool restartable, bool fragmented,
-                                                      bool can_make_room) const;
+  /// The verdict for a refused borrow, and the job at a group boundary that lets go for it
+  /// when that is the choice (the verdict is then keep_waiting).
+  struct memory_judgement {
+    memory_judgement(memory_wait_verdict verdict_,
+                     std::optional<job_id> lets_go_at_boundary_ = std::nullopt)
+        : verdict(verdict_), lets_go_at_boundary(lets_go_at_boundary_) {}
+    memory_wait_verdict verdict;
+    std::optional<job_id> lets_go_at_boundary;
+  };
+  [[nodiscard]] memory_judgement judge_memory_wait(job_id job, bool restartable, bool fragmented,
+                                                   bool can_make_room) const;
   [[nodiscard]] bool others_running(job_id job) const;
   void forget_alone_restarts(job_id job);
-  /// The running iteration that lets go when every running one waits: `asking` (with
-  /// `restartable`) among those waiting for regions.
+  /// The running iteration that lets go when every running one waits: the latest to wait
+  /// for regions that can restart (`asking`, with `restartable`, among them), else the latest
+  /// waiting at a group boundary, else the latest to wait for regions.
   [[nodiscard]] job_id iteration_to_let_go(job_id asking, bool restartable) const;
+  std::vector<job_id> boundary_restarts_;  // told to let go at a group boundary, not yet taken
 
   std::map<job_id, memory_waiter> memory_waits_;  // waiting for regions
   std::map<job_id, double> memory_waited_s_;      // waits ended, by job
