@@ -10,13 +10,13 @@
 # Runs are interleaved, REPEAT rounds; the table shows medians.
 #
 #   bench/footprint/tensile_real.sh [BUILD_DIR] [REPEAT]        (defaults: build, 3)
-#   BATCH=4 JOBS="1 2 3" PLANNERS="vdnn-all capuchin tensile" COPY=memcpy ITERATIONS=8 \
+#   BATCH=32 JOBS="1 2 3" PLANNERS="vdnn-all capuchin tensile" COPY=memcpy ITERATIONS=8 \
 #     bench/footprint/tensile_real.sh build 3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 repeat=${2:-3}
-batch=${BATCH:-4}
+batch=${BATCH:-32}
 read -r -a counts <<<"${JOBS:-1 2 3}"
 read -r -a planners <<<"${PLANNERS:-vdnn-all capuchin tensile}"
 copy=${COPY:-memcpy}

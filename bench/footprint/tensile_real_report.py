@@ -13,6 +13,11 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
+def spread(values):
+    """The rounds' lowest and highest, after a median of more than one round."""
+    return f" ({min(values):.3f} to {max(values):.3f})" if len(values) > 1 else ""
+
+
 def planned_window_start(jobs):
     """When the last job began its first planned iteration (iteration 3)."""
     return max(job["iteration_log"][3]["start_s"] for job in jobs)
@@ -51,7 +56,7 @@ for path in glob.glob(os.path.join(work, "run.*.json")):
          / max(1, sum((j.get("footprint") or {}).get("planned_iterations", 0) for j in jobs))})
 
 print(f"VGG-16 batch {batch}, jobs started together under spatial, copy bandwidth {copy}; "
-      "plan budget 50% of each job's vanilla peak; medians over rounds.\n")
+      "plan budget 50% of each job's vanilla peak; medians over rounds (lowest to highest).\n")
 print("| jobs | planner | vanilla peak MiB | planned peak MiB | MSR | EOR | CBR "
       "| swapped out MiB per job-iteration | completed |")
 print("|---|---|---|---|---|---|---|---|---|")
@@ -72,5 +77,6 @@ for n in sorted({n for n, _ in runs}):
         vanilla = median([reference[r["round"]]["peak"] for r in done]) / 2**20
         planned = median([r["peak"] for r in done]) / 2**20
         swapped = median([r["swapped"] for r in done]) / 2**20
-        print(f"| x{n} | {planner} | {vanilla:.1f} | {planned:.1f} | {msr_median:.3f} "
-              f"| {eor_median:.3f} | {cbr:.2f} | {swapped:.1f} | {len(done)}/{len(rows)} |")
+        print(f"| x{n} | {planner} | {vanilla:.1f} | {planned:.1f} | {msr_median:.3f}{spread(msr)} "
+              f"| {eor_median:.3f}{spread(eor)} | {cbr:.2f} | {swapped:.1f} "
+              f"| {len(done)}/{len(rows)} |")

@@ -101,10 +101,10 @@ policy_driver::memory_judgement policy_driver::judge_memory_wait(job_id job, boo
     // out afresh by a rerun (their blocks free with the cut). Not when neither holds, nor when
     // restarting has stopped getting it further: nothing would change.
     const bool others_present = present_.size() > (present_.contains(job) ? 1u : 0u);
-    return {let_go(restartable && (others_present || fragmented) &&
-                           !alone_restarts_spent_.contains(job)
-                       ? memory_wait_verdict::restart_iteration
-                       : memory_wait_verdict::give_up)};
+    return {
+        let_go(restartable && (others_present || fragmented) && !alone_restarts_spent_.contains(job)
+                   ? memory_wait_verdict::restart_iteration
+                   : memory_wait_verdict::give_up)};
   }
   // The policy that judges borrows knows best whether the others will move. Otherwise another
   // running iteration that waits neither for regions nor for an event (at a group barrier)

@@ -65,6 +65,7 @@ struct job_run {
   double group_waited = 0;                       ///< this iteration's waits at group boundaries
   std::optional<runtime::injected_fault> fault;  ///< the failure planned for it, if any
   double fault_position = never;                 ///< where in this iteration the fault strikes
+  sim::iteration_progress progress;  ///< kept for a job re-planned on drift: how it went
 
   bool set_up = false;  ///< built: holds its persistent memory
   std::size_t held = 0;
@@ -336,11 +337,24 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     for (const auto i : active_) {
       auto& run = runs_[i];
       if (run.now != stage::running || dt <= 0) continue;
+      const bool measured = run.job->replanning != nullptr;
+      if (measured) note_progress(run, now_);
       run.cursor.advance(run.prepared->stages, dt, run.host_rate, run.device_rate,
                          run.device_target);
       update_position(run);
+      if (measured) note_progress(run, time);
     }
     now_ = time;
+  }
+
+  /// Where the iteration is now, for the re-planning's measure of its operations' times: a
+  /// position reached, or the time it was still there (it waited, or ran host work).
+  static void note_progress(job_run& run, double time) {
+    auto& progress = run.progress;
+    const double at = time - run.iteration_start;
+    if (!progress.at_s.empty() && progress.at_s.back() == at) return;
+    progress.position_s.push_back(run.position);
+    progress.at_s.push_back(at);
   }
 
   // --- events -------------------------------------------------------------------------------
@@ -471,6 +485,7 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     run.scale = options_.jitter > 0 ? std::exp(noise_(random_) * options_.jitter) : 1;
     run.observed = {};
     run.observed.held_at_start = run.held;
+    run.progress = {};
     run.memory_waited_at_start = driver_.memory_waited_s(run.id);
     run.group_waited = 0;
     // Group boundaries are allocation ordinals; the profile says when each allocation happens.
@@ -526,6 +541,10 @@ class engine final : public schedule::progress_source, public schedule::driver_c
 
   void end_iteration(job_run& run) {
     run.observed.duration_s = now_ - run.iteration_start;
+    if (run.job->replanning != nullptr) {
+      note_progress(run, now_);
+      run.job->replanning->measured(run.job->member, run.profile(), run.progress);
+    }
     schedule::iteration_report report{
         run.iteration_start,
         now_,

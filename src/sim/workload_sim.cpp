@@ -13,6 +13,7 @@
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/cost_model.hpp"
 #include "tandem/footprint/joint_planner.hpp"
+#include "tandem/footprint/online_replanner.hpp"
 #include "tandem/footprint/planner.hpp"
 #include "tandem/memory/pool_options.hpp"
 #include "tandem/runtime/workload_validation.hpp"
@@ -191,12 +192,37 @@ std::size_t held_together(const std::vector<job_profile>& profiles) {
   return static_cast<std::size_t>(std::max<std::int64_t>(most, 0));
 }
 
+/// Seconds since an iteration's start at which it reached `position` (first got there).
+double reached_at(const iteration_progress& progress, double position) {
+  const auto& p = progress.position_s;
+  const auto& t = progress.at_s;
+  const auto j =
+      static_cast<std::size_t>(std::lower_bound(p.begin(), p.end(), position) - p.begin());
+  if (j == 0) return t.front();
+  if (j == p.size()) return t.back();
+  return t[j - 1] + (position - p[j - 1]) / (p[j] - p[j - 1]) * (t[j] - t[j - 1]);
+}
+
+/// Seconds since an iteration's start at which it went on from `position` (last was there).
+double left_at(const iteration_progress& progress, double position) {
+  const auto& p = progress.position_s;
+  const auto& t = progress.at_s;
+  const auto after =
+      static_cast<std::size_t>(std::upper_bound(p.begin(), p.end(), position) - p.begin());
+  if (after == 0) return t.front();
+  const auto i = after - 1;
+  if (after == p.size() || p[i] == position) return t[i];
+  return t[i] + (position - p[i]) / (p[after] - p[i]) * (t[after] - t[i]);
+}
+
 /// The workload's jobs planned together by a joint planner (TENSILE), for the jobs present, made
-/// again as jobs come and go (§4.5: a new plan for every present job on an arrival or a
-/// departure, taken at its next iteration start). Each set of jobs present is planned the first
-/// time it occurs: one budget for all of them (the plan budget's share of their vanilla peaks
-/// added up, else the device's budget), their copies on one channel, priced by predict_together
-/// as if they started together; each job's profile replays its own prediction from that pricing.
+/// again as jobs come and go and as their operations' times drift (§4.5: a new plan for every
+/// present job, taken at its next iteration start), by the online_replanner the runtime uses:
+/// one budget for all of them (the plan budget's share of their vanilla peaks added up, else the
+/// device's budget), their copies on one channel, priced by predict_together as if they started
+/// together; each job's profile replays its own prediction from that pricing. Each iteration a
+/// job ends reports its operations' times beside the others (their share of the device slows
+/// them), which move the estimates; a set of jobs present is planned again when they drift.
 class joint_plans final : public joint_replanning {
  public:
   joint_plans(const runtime::workload& spec, const sim_setup& setup,
@@ -206,7 +232,7 @@ class joint_plans final : public joint_replanning {
         planning_(*setup.planning),
         device_budget_(simulated_device(spec, setup).budget),
         costs_{.copy_bandwidth = gpu_.pcie_bandwidth},
-        planner_(footprint::make_planner(planning_.planner)) {
+        tracker_(make_tracker(planning_.planner, costs_)) {
     for (const auto& request : requests) {
       vanilla_.push_back(generate_profile(request, gpu_));
       replay_regions(vanilla_.back(), region_size_);
@@ -221,6 +247,27 @@ class joint_plans final : public joint_replanning {
     TANDEM_EXPECTS(at != present.end(), usage_error,
                    "joint re-planning: job " + std::to_string(member) + " is not present");
     return made.profiles[static_cast<std::size_t>(at - present.begin())];
+  }
+
+  void measured(std::size_t member, const job_profile& replayed,
+                const iteration_progress& progress) override {
+    const auto present = tracker_.jobs();
+    if (progress.at_s.empty() || !std::binary_search(present.begin(), present.end(), member))
+      return;
+    // The replayed profile is the job's vanilla one stretched evenly by its plan: a time t of
+    // the sequence is position t x scale in it. Dividing by the scale leaves out the plan's own
+    // extra time, which is no drift; what the others' share of the device added stays.
+    const auto& sequence = sequences_[member];
+    const double scale = replayed.solo_iteration_s() / sequence.iteration_s();
+    std::vector<double> durations;
+    durations.reserve(sequence.operations.size());
+    for (const auto& op : sequence.operations) {
+      const double took = reached_at(progress, (op.start_s + op.duration_s) * scale) -
+                          left_at(progress, op.start_s * scale);
+      durations.push_back(std::max(0.0, took / scale));
+    }
+    tracker_.record_iteration(member, durations);
+    if (tracker_.due() == footprint::replan_reason::drift) drifted_ = true;
   }
 
   /// Every job planned together, as if all started at once: the profiles the jobs begin with.
@@ -240,16 +287,49 @@ class joint_plans final : public joint_replanning {
     std::vector<planned_job_summary> summaries;
   };
 
+  static footprint::online_replanner make_tracker(const std::string& planner,
+                                                  const footprint::cost_options& costs) {
+    std::shared_ptr<const footprint::planner> made = footprint::make_planner(planner);
+    footprint::online_options options;
+    options.costs = costs;
+    if (const auto* joint = footprint::joint_planning_of(*made))
+      options.drift_threshold = joint->drift_threshold();
+    // No settling: what measured() reports leaves out the plan's own extra time, which is what
+    // the runtime settles for (its copies slow its own operations).
+    options.settle_iterations = 0;
+    return footprint::online_replanner(std::move(made), options);
+  }
+
   const made_plans& plan(const std::vector<std::size_t>& present) {
-    if (const auto found = made_.find(present); found != made_.end()) return found->second;
+    // A drift makes every set planned afresh from the estimates of now.
+    if (drifted_) {
+      drifted_ = false;
+      ++drift_plannings_;
+    }
+    // The jobs take new plans one by one, each at its own next iteration start, so old plans
+    // run beside new ones for a while. On an arrival or a departure that is the cost of the
+    // change; on drift it need not be paid: new plans are kept only where no job's regions
+    // held grow, so that any mix of old and new fits wherever the old plans did together.
+    const bool on_drift = last_ && last_->first.first == present;
+    // Jobs asking at their iteration starts while the same jobs are present take the plans of
+    // then; a different set is planned afresh (from the estimates of now).
+    auto key = std::make_pair(present, drift_plannings_);
+    if (last_ && last_->first == key) return last_->second;
+    // The replanner holds the jobs present, each with its estimates so far.
+    for (const auto job : tracker_.jobs()) {
+      if (!std::binary_search(present.begin(), present.end(), job)) tracker_.remove_job(job);
+    }
+    const auto tracked = tracker_.jobs();
+    for (const auto j : present) {
+      if (!std::binary_search(tracked.begin(), tracked.end(), j))
+        tracker_.add_job(j, sequences_[j]);
+    }
     const auto n = present.size();
+    std::vector<footprint::access_sequence> estimates;
+    for (const auto j : present) estimates.push_back(tracker_.estimate_of(j));
     std::vector<footprint::plan> nothing(n);
     std::vector<footprint::planned_job> priced;
-    std::vector<footprint::joint_job> joint;
-    for (std::size_t i = 0; i < n; ++i) {
-      priced.push_back({&sequences_[present[i]], &nothing[i]});
-      joint.push_back({&sequences_[present[i]], 1.0});
-    }
+    for (std::size_t i = 0; i < n; ++i) priced.push_back({&estimates[i], &nothing[i]});
     const auto vanilla_predictions = footprint::predict_together(priced, costs_);
     std::size_t budget_bytes = device_budget_;
     std::string budget;
@@ -260,12 +340,17 @@ class joint_plans final : public joint_replanning {
     } else {
       budget = "the device budget (" + format_bytes(budget_bytes) + "), all jobs together";
     }
-    // Labelled by the jobs planned together where that is not all of them, so that a job's
-    // iterations say which plan they ran.
-    const auto label = n == sequences_.size()
-                           ? planning_.planner
-                           : planning_.planner + " (planned with " + std::to_string(n) +
-                                 (n == 1 ? " job)" : " jobs)");
+    // Labelled by the jobs planned together where that is not all of them, and by the plannings
+    // drift set off, so that a job's iterations say which plan they ran.
+    std::string label = planning_.planner;
+    std::vector<std::string> notes;
+    if (n != sequences_.size())
+      notes.push_back("planned with " + std::to_string(n) + (n == 1 ? " job" : " jobs"));
+    if (const auto drifts = drift_plans_taken_ + (on_drift ? 1 : 0); drifts > 0)
+      notes.push_back("re-planned on drift " + std::to_string(drifts) +
+                      (drifts == 1 ? " time" : " times"));
+    for (std::size_t k = 0; k < notes.size(); ++k) label += (k == 0 ? " (" : "; ") + notes[k];
+    if (!notes.empty()) label += ")";
     std::vector<footprint::plan> plans;
     std::vector<footprint::prediction> predictions;
     std::vector<job_profile> profiles;
@@ -274,8 +359,10 @@ class joint_plans final : public joint_replanning {
     // above the budget the jobs are planned again below what the plans reached, by the excess.
     std::size_t plan_bytes = budget_bytes;
     for (int attempt = 0; attempt < max_joint_attempts; ++attempt) {
-      auto again =
-          footprint::plan_jobs(*planner_, joint, {.budget_bytes = plan_bytes, .costs = costs_});
+      tracker_.set_budget(plan_bytes);
+      auto by_job = tracker_.replan();
+      std::vector<footprint::plan> again;
+      for (const auto j : present) again.push_back(std::move(by_job.at(j)));
       const auto same = [&] {
         return std::equal(again.begin(), again.end(), plans.begin(), plans.end(),
                           [](const auto& x, const auto& y) { return x.decisions == y.decisions; });
@@ -289,7 +376,7 @@ class joint_plans final : public joint_replanning {
         const auto j = present[i];
         profiles.push_back(plans[i].decisions.empty()
                                ? vanilla_[j]
-                               : profile_from_prediction(vanilla_[j], sequences_[j], predictions[i],
+                               : profile_from_prediction(vanilla_[j], estimates[i], predictions[i],
                                                          label, region_size_));
       }
       if (planning_.budget) break;  // a share of the peaks is a budget in the cost model's bytes
@@ -321,7 +408,17 @@ class joint_plans final : public joint_replanning {
       });
       made.profiles.push_back(std::move(profile));
     }
-    return made_.emplace(present, std::move(made)).first->second;
+    if (on_drift) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (made.profiles[i]->held.peak() > last_->second.profiles[i]->held.peak()) {
+          last_->first = std::move(key);  // judged: the old plans stay, drift from the new times
+          return last_->second;
+        }
+      }
+      ++drift_plans_taken_;
+    }
+    last_.emplace(std::move(key), std::move(made));
+    return last_->second;
   }
 
   const gpu_spec& gpu_;
@@ -329,10 +426,13 @@ class joint_plans final : public joint_replanning {
   job_planning planning_;
   std::size_t device_budget_;
   footprint::cost_options costs_;
-  std::unique_ptr<footprint::planner> planner_;
+  footprint::online_replanner tracker_;  // the jobs present, their estimates and drift
+  bool drifted_ = false;                 // since the last planning
+  std::size_t drift_plannings_ = 0;      // made
+  std::size_t drift_plans_taken_ = 0;    // made and kept
   std::vector<job_profile> vanilla_;
   std::vector<footprint::access_sequence> sequences_;
-  std::map<std::vector<std::size_t>, made_plans> made_;
+  std::optional<std::pair<std::pair<std::vector<std::size_t>, std::size_t>, made_plans>> last_;
 };
 
 /// Whether the setup plans its jobs with a joint planner.

@@ -61,10 +61,19 @@ struct sim_options {
   runtime::fault_plan faults;
 };
 
-/// Plans made again as jobs come and go (TENSILE §4.5): the profile a job replays from its next
-/// iteration start, given the jobs planned together with it that are present then. Shared by
-/// those jobs, which it numbers 0..n-1 (`simulated_job::member`). Every profile it gives a job
-/// holds the regions that job's first profile holds between iterations.
+/// How far a job's iteration had got when: positions (solo seconds into the profile it
+/// replayed, never decreasing) and the seconds since the iteration's start at which it was
+/// there. A pause (a wait for memory or a group) is one position at two times.
+struct iteration_progress {
+  std::vector<double> position_s;
+  std::vector<double> at_s;
+};
+
+/// Plans made again as jobs come and go, and as the operations' times drift (TENSILE §4.5): the
+/// profile a job replays from its next iteration start, given the jobs planned together with it
+/// that are present then. Shared by those jobs, which it numbers 0..n-1
+/// (`simulated_job::member`). Every profile it gives a job holds the regions that job's first
+/// profile holds between iterations.
 class joint_replanning {
  public:
   virtual ~joint_replanning() = default;
@@ -72,6 +81,10 @@ class joint_replanning {
   /// them) are present.
   [[nodiscard]] virtual std::shared_ptr<const job_profile> profile_for(
       std::size_t member, const std::vector<std::size_t>& present) = 0;
+  /// A whole iteration of `member` that replayed `replayed` went as `progress` says: the times
+  /// its operations took beside the others, from which drift is judged.
+  virtual void measured(std::size_t member, const job_profile& replayed,
+                        const iteration_progress& progress) = 0;
 };
 
 struct simulated_job {
