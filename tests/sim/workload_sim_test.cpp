@@ -179,39 +179,39 @@ TEST(WorkloadSim, TensilePlansTheJobsPresentAgainAsJobsArriveAndLeave) {
   EXPECT_NE(together->peak_bytes, log.front().peak_bytes);
 }
 
-TEST(WorkloadSim, TensilePlansAgainWhenSharingTheDeviceSlowsTheOperations) {
-  // TENSILE §4.5's drift in the simulator: the joint plan is made from the operations' solo
-  // times; beside another job each operation takes about twice as long, which the iterations
-  // measure, and the jobs are planned again from the measured times. A job alone measures its
-  // solo times and is never planned again.
+TEST(WorkloadSim, TensilePlansAgainWhenTheOperationsTimesDrift) {
+  // TENSILE §4.5's drift in the simulator, judged as the runtime judges it: each iteration a job
+  // ends reports its operations' times beside the others; after each planning the jobs measure
+  // `settle` iterations for a reference, and a net change past `drift` of the iteration plans
+  // the jobs present again. Under scrooge at 1.5 GiB three VGG-16s run sometimes side by side,
+  // sometimes delayed, so the contention their operations measure changes over the run.
   auto setup = on_gpu("2080ti");
   setup.planning = job_planning{.planner = "tensile", .budget = plan_budget{60, 0}};
-  const std::string device = "[device]\ncapacity = \"11GiB\"\n[policy]\nname = \"spatial\"\n";
-  const std::string job =
-      "[[job]]\nname = \"a\"\nmodel = \"vgg16\"\nbatch_size = 256\niterations = 20\n";
-  const auto drifted = [](const runtime::job_result& j) {
-    return std::count_if(j.iteration_log.begin(), j.iteration_log.end(), [](const auto& it) {
-      return it.plan.find("re-planned on drift") != std::string::npos;
-    });
-  };
-  const auto alone = simulate_workload(parse(device + job, setup), setup);
-  ASSERT_EQ(alone.failed_jobs(), 0u) << alone.jobs[0].error;
-  EXPECT_EQ(drifted(alone.jobs[0]), 0);
-  const auto two = device + job +
-                   "[[job]]\nname = \"b\"\nmodel = \"vgg16\"\nbatch_size = 256\n"
-                   "iterations = 20\n";
-  const auto pair = simulate_workload(parse(two, setup), setup);
-  ASSERT_EQ(pair.failed_jobs(), 0u) << pair.jobs[0].error;
-  EXPECT_GT(drifted(pair.jobs[0]) + drifted(pair.jobs[1]), 0);
-  EXPECT_EQ(pair.jobs[0].iteration_log.front().plan, "tensile") << "the first plan: solo times";
-  // A new plan on drift is taken only where no job's regions held grow (jobs take it one by
-  // one, and any mix of old and new plans must fit): no job holds more than without drift.
-  setup.planning->planner = "tensile:drift=0";
-  const auto steady = simulate_workload(parse(two, setup), setup);
-  for (std::size_t j = 0; j < 2; ++j) {
-    EXPECT_EQ(drifted(steady.jobs[j]), 0);
-    EXPECT_LE(pair.jobs[j].peak_reserved_bytes, steady.jobs[j].peak_reserved_bytes);
+  setup.overrides.policy = "scrooge";
+  setup.overrides.budget = 1536 * MiB;
+  std::string text = "[device]\ncapacity = \"11GiB\"\n[policy]\nname = \"spatial\"\n";
+  for (const char* name : {"a", "b", "c"}) {
+    text += std::string("[[job]]\nname = \"") + name +
+            "\"\nmodel = \"vgg16\"\nbatch_size = 256\niterations = 60\n";
   }
+  const auto drifted = [](const runtime::run_result& result) {
+    std::size_t iterations = 0;
+    for (const auto& j : result.jobs) {
+      iterations += static_cast<std::size_t>(std::count_if(
+          j.iteration_log.begin(), j.iteration_log.end(),
+          [](const auto& it) { return it.plan.find("re-planned on drift") != std::string::npos; }));
+    }
+    return iterations;
+  };
+  const auto result = simulate_workload(parse(text, setup), setup);
+  ASSERT_EQ(result.failed_jobs(), 0u) << result.jobs[0].error;
+  EXPECT_GT(drifted(result), 0u);
+  EXPECT_EQ(result.jobs[0].iteration_log.front().plan, "tensile") << "the first plan: solo times";
+  EXPECT_LE(result.peak_reserved_bytes, 1536 * MiB);
+  setup.planning->planner = "tensile:drift=0";
+  const auto steady = simulate_workload(parse(text, setup), setup);
+  ASSERT_EQ(steady.failed_jobs(), 0u) << steady.jobs[0].error;
+  EXPECT_EQ(drifted(steady), 0u);
 }
 
 TEST(WorkloadSim, BatchOverrideScalesEveryJob) {
