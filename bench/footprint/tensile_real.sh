@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # TENSILE's Tables 1 and 2, real: VGG-16 x1, x2 and x3 started together on the cpu backend
 # (spatial policy: every job runs at once), each job under vdnn-all, capuchin or tensile at a
-# plan budget of half its vanilla peak, against the same jobs under planner "none" (every hook
+# plan budget of PLAN_BUDGET% (half) of its vanilla peak, against the same jobs under planner "none" (every hook
 # installed, nothing moved). System-wide MSR: 1 - the jobs' summed live bytes at their highest
 # once every job runs planned iterations (from its iteration 3) / the same under "none"; EOR:
 # the jobs' median planned iteration against theirs under "none", averaged over the jobs;
@@ -10,7 +10,7 @@
 # Runs are interleaved, REPEAT rounds; the table shows medians.
 #
 #   bench/footprint/tensile_real.sh [BUILD_DIR] [REPEAT]        (defaults: build, 3)
-#   BATCH=32 JOBS="1 2 3" PLANNERS="vdnn-all capuchin tensile" COPY=memcpy ITERATIONS=8 \
+#   BATCH=32 JOBS="1 2 3" PLANNERS="vdnn-all capuchin tensile" COPY=memcpy ITERATIONS=8 PLAN_BUDGET=50 \
 #     bench/footprint/tensile_real.sh build 3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,6 +20,7 @@ batch=${BATCH:-32}
 read -r -a counts <<<"${JOBS:-1 2 3}"
 read -r -a planners <<<"${PLANNERS:-vdnn-all capuchin tensile}"
 copy=${COPY:-memcpy}
+plan_budget=${PLAN_BUDGET:-50}  # % of each job's vanilla peak
 iterations=${ITERATIONS:-8}  # 3 before the plan runs: warm-up, recorded, reference
 tandem=$build/src/tandem
 [ -x "$tandem" ] || { echo "tensile_real.sh: $tandem not found; build first" >&2; exit 1; }
@@ -35,7 +36,7 @@ workload() {  # jobs planner -> file
     for j in $(seq 1 "$1"); do
       printf '[[job]]\nname = "vgg%s"\nmodel = "vgg16"\nbatch_size = %s\niterations = %s\n' \
         "$j" "$batch" "$iterations"
-      printf 'threads = 1\nplanner = "%s"\nplan_budget = "50%%"\n\n' "$2"
+      printf 'threads = 1\nplanner = "%s"\nplan_budget = "%s%%"\n\n' "$2" "$plan_budget"
     done
   } >"$file"
   echo "$file"
@@ -53,4 +54,4 @@ for round in $(seq 1 "$repeat"); do
   done
 done
 
-python3 bench/footprint/tensile_real_report.py "$work" "$copy" "$batch"
+python3 bench/footprint/tensile_real_report.py "$work" "$copy" "$batch" "$plan_budget"

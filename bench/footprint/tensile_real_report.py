@@ -7,6 +7,7 @@ import statistics
 import sys
 
 work, copy, batch = sys.argv[1], sys.argv[2], sys.argv[3]
+plan_budget = sys.argv[4] if len(sys.argv) > 4 else "50"
 
 
 def median(values):
@@ -56,7 +57,8 @@ for path in glob.glob(os.path.join(work, "run.*.json")):
          / max(1, sum((j.get("footprint") or {}).get("planned_iterations", 0) for j in jobs))})
 
 print(f"VGG-16 batch {batch}, jobs started together under spatial, copy bandwidth {copy}; "
-      "plan budget 50% of each job's vanilla peak; medians over rounds (lowest to highest).\n")
+      f"plan budget {plan_budget}% of each job's vanilla peak; medians over rounds "
+      "(lowest to highest).\n")
 print("| jobs | planner | vanilla peak MiB | planned peak MiB | MSR | EOR | CBR "
       "| swapped out MiB per job-iteration | completed |")
 print("|---|---|---|---|---|---|---|---|---|")

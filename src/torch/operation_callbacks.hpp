@@ -12,13 +12,16 @@
 namespace tandem::torch_support::detail {
 
 /// Registers `start` and `end` for those operations on the calling thread; remove the handle
-/// with at::removeCallback.
+/// with at::removeCallback. `with_tensors`: whether they read the operations' inputs and
+/// outputs, which libtorch then copies for every operation (most of what the callbacks cost a
+/// job of many small operations: README, "Footprint planners on real jobs").
 inline at::CallbackHandle add_operation_callbacks(at::RecordFunctionCallback::StartCallback start,
-                                                  at::RecordFunctionCallback::EndCallback end) {
+                                                  at::RecordFunctionCallback::EndCallback end,
+                                                  bool with_tensors = true) {
   return at::addThreadLocalCallback(
       at::RecordFunctionCallback(start, end)
-          .needsInputs(true)
-          .needsOutputs(true)
+          .needsInputs(with_tensors)
+          .needsOutputs(with_tensors)
           .scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }
 

@@ -814,8 +814,13 @@ void plan_executor::begin() {
   s.unpacked.clear();
   s.bringing.reset();
   executing = this;
-  s.callbacks = detail::add_operation_callbacks(&on_start, &on_end);
-  s.saved_scope = std::make_unique<saved_tensor_scope>(*this);
+  // A plan that moves nothing, with nothing out from the last iteration, never reads an
+  // operation's tensors nor a saved one: it only counts and times the operations. Sparing
+  // libtorch the copies of every operation's inputs and outputs and the saved-tensor hooks is
+  // most of what the executor would cost such a job.
+  const bool moves = !s.plan.decisions.empty() || !s.away.empty();
+  s.callbacks = detail::add_operation_callbacks(&on_start, &on_end, moves);
+  if (moves) s.saved_scope = std::make_unique<saved_tensor_scope>(*this);
   s.pool.set_pressure_relief(s.job, this);
 }
 
