@@ -1,11 +1,13 @@
 #include "tandem/footprint/online_replanner.hpp"
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "tandem/common/error.hpp"
 #include "tandem/footprint/joint_planner.hpp"
+#include "tandem/footprint/planner.hpp"
 
 namespace tandem::footprint {
 
@@ -198,6 +200,18 @@ const online_replanner::job_state& online_replanner::find(job_key job) const {
 
 online_replanner::job_state& online_replanner::find(job_key job) {
   return const_cast<job_state&>(std::as_const(*this).find(job));
+}
+
+std::unique_ptr<online_replanner> make_online_replanner(const std::string& spec,
+                                                        const cost_options& costs) {
+  std::shared_ptr<const planner> made = make_planner(spec);
+  online_options options;
+  options.costs = costs;
+  if (const auto* joint = joint_planning_of(*made)) {
+    options.drift_threshold = joint->drift_threshold();
+    options.settle_iterations = joint->settle_iterations();
+  }
+  return std::make_unique<online_replanner>(std::move(made), options);
 }
 
 }  // namespace tandem::footprint

@@ -19,16 +19,7 @@ footprint::plan joint_footprint::join(memory::job_id job, const std::string& pla
                                       std::uint64_t& version) {
   std::lock_guard lock(mutex_);
   auto& g = groups_[planner];
-  if (!g.replanner) {
-    std::shared_ptr<const footprint::planner> made = footprint::make_planner(planner);
-    footprint::online_options options;
-    options.costs = costs_;
-    if (const auto* joint = footprint::joint_planning_of(*made)) {
-      options.drift_threshold = joint->drift_threshold();
-      options.settle_iterations = joint->settle_iterations();
-    }
-    g.replanner = std::make_unique<footprint::online_replanner>(std::move(made), options);
-  }
+  if (!g.replanner) g.replanner = footprint::make_online_replanner(planner, costs_);
   g.replanner->add_job(job, std::move(sequence));
   g.budgets[job] = budget_bytes;
   replan(planner, g);

@@ -232,7 +232,7 @@ class joint_plans final : public joint_replanning {
         planning_(*setup.planning),
         device_budget_(simulated_device(spec, setup).budget),
         costs_{.copy_bandwidth = gpu_.pcie_bandwidth},
-        tracker_(make_tracker(planning_.planner, costs_)) {
+        tracker_(footprint::make_online_replanner(planning_.planner, costs_)) {
     for (const auto& request : requests) {
       vanilla_.push_back(generate_profile(request, gpu_));
       replay_regions(vanilla_.back(), region_size_);
@@ -251,7 +251,7 @@ class joint_plans final : public joint_replanning {
 
   void measured(std::size_t member, const job_profile& replayed,
                 const iteration_progress& progress) override {
-    const auto present = tracker_.jobs();
+    const auto present = tracker_->jobs();
     if (progress.at_s.empty() || !std::binary_search(present.begin(), present.end(), member))
       return;
     // The replayed profile is the job's vanilla one stretched evenly by its plan: a time t of
@@ -266,8 +266,8 @@ class joint_plans final : public joint_replanning {
                           left_at(progress, op.start_s * scale);
       durations.push_back(std::max(0.0, took / scale));
     }
-    tracker_.record_iteration(member, durations);
-    if (tracker_.due() == footprint::replan_reason::drift) drifted_ = true;
+    tracker_->record_iteration(member, durations);
+    if (tracker_->due() == footprint::replan_reason::drift) drifted_ = true;
   }
 
   /// Every job planned together, as if all started at once: the profiles the jobs begin with.
@@ -287,22 +287,6 @@ class joint_plans final : public joint_replanning {
     std::vector<planned_job_summary> summaries;
   };
 
-  static footprint::online_replanner make_tracker(const std::string& planner,
-                                                  const footprint::cost_options& costs) {
-    std::shared_ptr<const footprint::planner> made = footprint::make_planner(planner);
-    footprint::online_options options;
-    options.costs = costs;
-    // As the runtime judges drift: after each planning the jobs measure `settle` iterations,
-    // whose mean is the reference. Without it the simulated jobs, each slowing the others as
-    // its plan changed, were planned again every few iterations, their plans swinging between
-    // cheap and dear (three VGG-16s: 22 plannings, 0.75x the throughput without drift).
-    if (const auto* joint = footprint::joint_planning_of(*made)) {
-      options.drift_threshold = joint->drift_threshold();
-      options.settle_iterations = joint->settle_iterations();
-    }
-    return footprint::online_replanner(std::move(made), options);
-  }
-
   const made_plans& plan(const std::vector<std::size_t>& present) {
     // A drift makes every set planned afresh from the estimates of now.
     if (drifted_) {
@@ -315,17 +299,17 @@ class joint_plans final : public joint_replanning {
     auto key = std::make_pair(present, drift_plannings_);
     if (last_ && last_->first == key) return last_->second;
     // The replanner holds the jobs present, each with its estimates so far.
-    for (const auto job : tracker_.jobs()) {
-      if (!std::binary_search(present.begin(), present.end(), job)) tracker_.remove_job(job);
+    for (const auto job : tracker_->jobs()) {
+      if (!std::binary_search(present.begin(), present.end(), job)) tracker_->remove_job(job);
     }
-    const auto tracked = tracker_.jobs();
+    const auto tracked = tracker_->jobs();
     for (const auto j : present) {
       if (!std::binary_search(tracked.begin(), tracked.end(), j))
-        tracker_.add_job(j, sequences_[j]);
+        tracker_->add_job(j, sequences_[j]);
     }
     const auto n = present.size();
     std::vector<footprint::access_sequence> estimates;
-    for (const auto j : present) estimates.push_back(tracker_.estimate_of(j));
+    for (const auto j : present) estimates.push_back(tracker_->estimate_of(j));
     std::vector<footprint::plan> nothing(n);
     std::vector<footprint::planned_job> priced;
     for (std::size_t i = 0; i < n; ++i) priced.push_back({&estimates[i], &nothing[i]});
@@ -358,8 +342,8 @@ class joint_plans final : public joint_replanning {
     // above the budget the jobs are planned again below what the plans reached, by the excess.
     std::size_t plan_bytes = budget_bytes;
     for (int attempt = 0; attempt < max_joint_attempts; ++attempt) {
-      tracker_.set_budget(plan_bytes);
-      auto by_job = tracker_.replan();
+      tracker_->set_budget(plan_bytes);
+      auto by_job = tracker_->replan();
       std::vector<footprint::plan> again;
       for (const auto j : present) again.push_back(std::move(by_job.at(j)));
       const auto same = [&] {
@@ -417,7 +401,12 @@ class joint_plans final : public joint_replanning {
   job_planning planning_;
   std::size_t device_budget_;
   footprint::cost_options costs_;
-  footprint::online_replanner tracker_;   // the jobs present, their estimates and drift
+  // The jobs present, their estimates and drift, judged as the runtime judges it: after each
+  // planning the jobs measure `settle` iterations for a reference. Without that the simulated
+  // jobs, each slowing the others as its plan changed, were planned again every few iterations,
+  // their plans swinging between cheap and dear (three VGG-16s: 22 plannings, 0.75x the
+  // throughput without drift).
+  std::unique_ptr<footprint::online_replanner> tracker_;
   bool drifted_ = false;                  // since the last planning
   std::size_t drift_plannings_ = 0;       // judged due
   std::size_t drift_plannings_made_ = 0;  // made for the jobs present (a set changed meanwhile: no)

@@ -129,19 +129,27 @@ class holds_groups final : public policy, public group_gating {
   bool open = false;
 };
 
+/// Jobs 1 and 2 running an iteration each; 2 waits at its first group boundary.
+struct one_at_a_group_boundary {
+  one_at_a_group_boundary() {
+    for (job_id job : {1u, 2u}) {
+      driver.arrive(job_info::make(job, "j", 0));
+      driver.request_start(job);
+    }
+    static_cast<void>(driver.take_grants());
+    driver.request_group(2, 1);
+  }
+  holds_groups policy;
+  fixed_clock clock;
+  policy_driver driver{policy, clock, 2};
+};
+
 // Job 2 waits at a group boundary; job 1, in an operation's callback, waits for regions 2 holds
 // and cannot restart. Neither moves: 2, which can restart at its boundary, lets go rather than
 // 1 fail.
 TEST(PolicyDriverMemoryWaits, OneWaitingAtAGroupBoundaryLetsGoBeforeOneThatCannotRestartFails) {
-  holds_groups policy;
-  fixed_clock clock;
-  policy_driver driver{policy, clock, 2};
-  for (job_id job : {1u, 2u}) {
-    driver.arrive(job_info::make(job, "j", 0));
-    driver.request_start(job);
-  }
-  static_cast<void>(driver.take_grants());
-  driver.request_group(2, 1);
+  one_at_a_group_boundary run;
+  auto& driver = run.driver;
   EXPECT_TRUE(driver.take_grants().empty());
   EXPECT_EQ(driver.memory_wait(1, false), verdict::keep_waiting);
   EXPECT_TRUE(driver.restart_owed(2));
@@ -159,15 +167,8 @@ TEST(PolicyDriverMemoryWaits, OneWaitingAtAGroupBoundaryLetsGoBeforeOneThatCanno
 // One waiting for regions that can restart lets go before one at a group boundary: both lose
 // their work so far, and it asked for what it could not get.
 TEST(PolicyDriverMemoryWaits, ARestartableWaiterForRegionsLetsGoBeforeOneAtAGroupBoundary) {
-  holds_groups policy;
-  fixed_clock clock;
-  policy_driver driver{policy, clock, 2};
-  for (job_id job : {1u, 2u}) {
-    driver.arrive(job_info::make(job, "j", 0));
-    driver.request_start(job);
-  }
-  static_cast<void>(driver.take_grants());
-  driver.request_group(2, 1);
+  one_at_a_group_boundary run;
+  auto& driver = run.driver;
   EXPECT_EQ(driver.memory_wait(1, true), verdict::restart_iteration);
   EXPECT_FALSE(driver.restart_owed(2));
   EXPECT_TRUE(driver.take_boundary_restarts().empty());

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -113,5 +114,11 @@ class online_replanner {
   replan_reason pending_ = replan_reason::none;
   std::size_t replans_ = 0;
 };
+
+/// An online_replanner for the planner `spec` names (make_planner), pricing with `costs` and
+/// judging drift as the planner's joint options say (joint_planner::drift_threshold and
+/// settle_iterations), else by online_options' defaults: the runtime's and the simulator's.
+[[nodiscard]] std::unique_ptr<online_replanner> make_online_replanner(const std::string& spec,
+                                                                      const cost_options& costs);
 
 }  // namespace tandem::footprint
