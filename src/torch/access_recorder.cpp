@@ -145,6 +145,8 @@ void access_recorder::begin() {
   depth_ = 0;
   phase_ = footprint::phase::forward;
   phases_marked_ = false;
+  live_at_begin_ = pool_.stats(job_).live_bytes;
+  freed_from_before_ = 0;
   began_ = clock::now();
   recording_ = true;
   recording = this;
@@ -399,7 +401,10 @@ void access_recorder::on_event(const memory::trace_event& event) {
     }
   } else if (event.op == memory::trace_op::free) {
     const auto found = live_.find(event.offset);
-    if (found == live_.end()) return;  // allocated before the iteration: persistent
+    if (found == live_.end()) {  // allocated before the iteration
+      freed_from_before_ += event.bytes;
+      return;
+    }
     if (!sequence_.operations.empty()) {
       sequence_.tensors[found->second].freed_after = sequence_.operations.size() - 1;
       since_op_began_.emplace_back(found->second, false);
@@ -438,6 +443,12 @@ footprint::access_sequence access_recorder::end(std::string model, std::int64_t 
   for (const auto t : created_between_) sequence.tensors[t].created_by = last;
   created_between_.clear();
   measure_scratch_of_last_operation(sequence);
+  // Held from before the iteration and never read: held throughout, as far as the plans go.
+  std::size_t read_from_before = 0;
+  for (const auto& [storage, tensor] : persistent_)
+    read_from_before += sequence.tensors[tensor].bytes;
+  const auto kept_from_before = live_at_begin_ - std::min(live_at_begin_, freed_from_before_);
+  sequence.other_bytes = kept_from_before - std::min(kept_from_before, read_from_before);
   for (std::size_t i = 0; i < sequence.tensors.size(); ++i) {
     auto& t = sequence.tensors[i];
     if (t.created_by && !kept[i]) t.role = role_of(t, sequence);

@@ -306,5 +306,40 @@ TEST(AccessRecorder,
   EXPECT_GT(activations, 0u);
 }
 
+// A parameter the model holds and never uses (no operation reads it, so it is no tensor of the
+// sequence) is still memory the job holds throughout: the sequence's other_bytes, which the
+// cost model holds throughout. BERT-mini's peak was predicted 5.8% low without it.
+TEST(AccessRecorder, MemoryHeldFromBeforeTheIterationThatNoOperationReadsIsOtherBytes) {
+  bound_job device(64 * MiB, "linear");
+  auto& pool = device.pool;
+  const auto job = device.job;
+  torch::manual_seed(3);
+  torch::nn::Linear used(32, 8);
+  torch::nn::Linear unused(256, 256);
+  torch::optim::SGD optimizer(used->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
+  const auto input = torch::randn({4, 32});
+  const auto step = [&] {
+    optimizer.zero_grad();
+    used->forward(input).pow(2).mean().backward();
+    optimizer.step();
+  };
+  step();
+  access_recorder recorder(pool, job);
+  pool.set_trace_sink(&recorder);
+  recorder.begin();
+  step();
+  const auto sequence = recorder.end("linear", 4);
+  pool.set_trace_sink(nullptr);
+
+  std::size_t unused_bytes = 0;
+  for (const auto& p : unused->parameters()) unused_bytes += p.storage().nbytes();
+  // The pool rounds each block up to its alignment: the used tensors' rounding comes on top.
+  EXPECT_GE(sequence.other_bytes, unused_bytes);
+  EXPECT_LE(sequence.other_bytes, unused_bytes + 16 * 1024);
+  const footprint::plan keep_everything;
+  const auto predicted = footprint::predict(sequence, keep_everything, {});
+  EXPECT_GE(predicted.peak_bytes, pool.stats(job).live_bytes);
+}
+
 }  // namespace
 }  // namespace tandem::torch_support

@@ -122,6 +122,11 @@ class access_recorder final : public memory::trace_sink,
   std::unordered_map<std::size_t, std::size_t> live_;
   /// Persistent tensors by storage (not by address: a passive swapper moves storages).
   std::unordered_map<const c10::StorageImpl*, std::size_t> persistent_;
+  /// The job's live bytes when the iteration began, and those of them freed during it: what
+  /// was held and no operation read (a parameter the model does not use, a buffer), and the
+  /// pool's rounding of the blocks of what was read, is the sequence's other_bytes.
+  std::size_t live_at_begin_ = 0;
+  std::size_t freed_from_before_ = 0;
   persistent_storages storages_;  ///< of those made before the iteration (no gradients)
   /// Tensors of the iteration out of the pool (a passive swapper's), by storage.
   std::unordered_map<const c10::StorageImpl*, std::size_t> parked_;
