@@ -60,11 +60,14 @@ struct operation {
   /// called again); the catalogue assumes every operation is. Plans recompute only tensors of
   /// recomputable operations.
   bool recomputable = true;
-  /// The most bytes of its scratch tensors (access_sequence::is_scratch) it held at once, as
-  /// recorded. An operator's scratch (an im2col buffer, a backward node's partial gradients)
-  /// mostly comes and goes one piece after another, so their sum overstates what the operation
-  /// holds (ResNet-20's convolution backward at batch 300 makes five 4.7 MiB pieces and holds
-  /// one or two). Empty: all of them at once (generated sequences, recordings of schema 2).
+  /// The bytes of its scratch tensors (access_sequence::is_scratch) to count beside its
+  /// outputs, as recorded: the most its scratch held at once, and no more than what everything
+  /// it made rose to above its outputs (the cost model holds the outputs from its start). An
+  /// operator's scratch (an im2col buffer, a backward node's partial gradients) mostly comes
+  /// and goes one piece after another, so their sum overstates what the operation holds
+  /// (ResNet-20's convolution backward at batch 300 makes five 4.7 MiB pieces and holds one or
+  /// two), and it is freed before the outputs are made. Empty: all of them at once (generated
+  /// sequences, recordings of schema 2).
   std::optional<std::size_t> scratch_peak_bytes = std::nullopt;
   friend bool operator==(const operation&, const operation&) = default;
 };
