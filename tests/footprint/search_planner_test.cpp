@@ -198,7 +198,9 @@ TEST(SearchPlanners, OptimalIsNotBeatenBeyondItsModellingDifference) {
   // this much faster under the cost model: the program's stall chain and memory windows are a
   // model of the replay (its note), not the replay itself. Planners outside that space may beat
   // it: capuchin's finer stretches came out 7.7% faster on a case rapidcheck found
-  // (seed=3031495876479185354), so optimal is exact within HOME's space only.
+  // (seed=3031495876479185354), so optimal is exact within HOME's space only. tandem's search
+  // is outside it too, since it returns a seed's whole plan (capuchin's, tensile's) where that
+  // prices better (seed=17502765698538658899 found one faster by more than the tolerance).
   constexpr double modelling_tolerance = 0.05;
   std::size_t compared = 0;
   const bool held = rc::check([&] {
@@ -217,7 +219,7 @@ TEST(SearchPlanners, OptimalIsNotBeatenBeyondItsModellingDifference) {
     const auto exact = make_planner("optimal:time_limit=10")->make_plan(s, request);
     validate(exact, s);  // throws, failing the property
     const auto exact_predicted = predict(s, exact, request.costs);
-    for (const char* spec : {"tandem", "home:iterations=4,particles=4"}) {
+    for (const char* spec : {"home:iterations=4,particles=4"}) {
       const auto p = make_planner(spec)->make_plan(s, request);
       validate(p, s);  // throws, failing the property
       const auto predicted = predict(s, p, request.costs);
