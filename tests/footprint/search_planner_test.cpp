@@ -199,8 +199,8 @@ TEST(SearchPlanners, OptimalIsNotBeatenBeyondItsModellingDifference) {
   // model of the replay (its note), not the replay itself. Planners outside that space may beat
   // it: capuchin's finer stretches came out 7.7% faster on a case rapidcheck found
   // (seed=3031495876479185354), so optimal is exact within HOME's space only. tandem's search
-  // is outside it too, since it returns a seed's whole plan (capuchin's, tensile's) where that
-  // prices better (seed=17502765698538658899 found one faster by more than the tolerance).
+  // is outside it too (it may return a seed's whole plan, capuchin's or tensile's):
+  // seed=17502765698538658899 found a tandem plan faster than optimal's by more than this.
   constexpr double modelling_tolerance = 0.05;
   std::size_t compared = 0;
   const bool held = rc::check([&] {
