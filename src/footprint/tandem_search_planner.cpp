@@ -126,8 +126,7 @@ class tandem_search_planner final : public planner {
   [[nodiscard]] std::string_view summary() const override {
     return "tandem's search: seeds from capuchin, checkpoint, tensile and a bytes-per-second "
            "greedy, fitted to the budget and improved by local search under the cost model "
-           "(options: "
-           "evaluations, time_limit)";
+           "(options: evaluations, time_limit)";
   }
 
   [[nodiscard]] plan make_plan(const access_sequence& sequence,

@@ -267,7 +267,8 @@ class joint_plans final : public joint_replanning {
       durations.push_back(std::max(0.0, took / scale));
     }
     tracker_->record_iteration(member, durations);
-    if (tracker_->due() == footprint::replan_reason::drift) drifted_ = true;
+    // Every set is planned afresh, from the estimates of then, at its next iteration start.
+    if (tracker_->due() == footprint::replan_reason::drift) ++drift_judged_;
   }
 
   /// Every job planned together, as if all started at once: the profiles the jobs begin with.
@@ -288,15 +289,10 @@ class joint_plans final : public joint_replanning {
   };
 
   const made_plans& plan(const std::vector<std::size_t>& present) {
-    // A drift makes every set planned afresh from the estimates of now.
-    if (drifted_) {
-      drifted_ = false;
-      ++drift_plannings_;
-    }
     const bool on_drift = last_ && last_->first.first == present;
     // Jobs asking at their iteration starts while the same jobs are present take the plans of
     // then; a different set is planned afresh (from the estimates of now).
-    auto key = std::make_pair(present, drift_plannings_);
+    auto key = std::make_pair(present, drift_judged_);
     if (last_ && last_->first == key) return last_->second;
     // The replanner holds the jobs present, each with its estimates so far.
     for (const auto job : tracker_->jobs()) {
@@ -407,8 +403,7 @@ class joint_plans final : public joint_replanning {
   // their plans swinging between cheap and dear (three VGG-16s: 22 plannings, 0.75x the
   // throughput without drift).
   std::unique_ptr<footprint::online_replanner> tracker_;
-  bool drifted_ = false;                  // since the last planning
-  std::size_t drift_plannings_ = 0;       // judged due
+  std::size_t drift_judged_ = 0;          // times a drift was judged (several may come at once)
   std::size_t drift_plannings_made_ = 0;  // made for the jobs present (a set changed meanwhile: no)
   std::vector<job_profile> vanilla_;
   std::vector<footprint::access_sequence> sequences_;

@@ -248,7 +248,6 @@ class policy_driver {
   /// for regions that can restart (`asking`, with `restartable`, among them), else the latest
   /// waiting at a group boundary, else the latest to wait for regions.
   [[nodiscard]] job_id iteration_to_let_go(job_id asking, bool restartable) const;
-  std::vector<job_id> boundary_restarts_;  // told to let go at a group boundary, not yet taken
 
   std::map<job_id, memory_waiter> memory_waits_;  // waiting for regions
   std::map<job_id, double> memory_waited_s_;      // waits ended, by job
@@ -259,6 +258,7 @@ class policy_driver {
     bool restarts = false;
   };
   std::map<job_id, letting_go> letting_go_;
+  std::vector<job_id> boundary_restarts_;  // told to let go at a group boundary, not yet taken
   // Restarted while running alone, since its last whole iteration: how far its latest cut got
   // (its report's peak), and whether that was no further than the one before (then the next
   // time it waits alone fails: it makes no progress).
