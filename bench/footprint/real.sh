@@ -3,8 +3,9 @@
 # vanilla peak, trained by `tandem run` on the cpu backend at the matched copy bandwidth: the
 # planned iterations' measured peak against the job's vanilla (reference) iteration, MSR, EOR,
 # and the cost model's error on the planned peak and iteration time. Then the executor's
-# overhead: the same job with planner "none" (every hook and callback installed, nothing moved)
-# against no planner. Runs are interleaved, REPEAT rounds; tables show medians.
+# overhead: the same job with planner "none" (the executor of a plan that moves nothing) against
+# no planner, beside a second run with no planner (the control: what identical runs differ by).
+# Runs are interleaved, REPEAT rounds; tables show medians.
 #
 #   bench/footprint/real.sh [BUILD_DIR] [REPEAT]        (defaults: build, 3)
 #   MODELS="resnet20:16 mlp:64" BUDGETS="75 50 33" PLANNERS="none checkpoint capuchin" \
@@ -48,9 +49,13 @@ for round in $(seq 1 "$repeat"); do
           >/dev/null || [ $? -eq 3 ]
       done
     done
-    # The executor's overhead: nothing planned against nothing installed, back to back.
-    for planner in - none; do
-      file=$(workload "$model" "$batch" "$planner" 100)
+    # The executor's overhead: nothing planned against nothing installed, back to back, and a
+    # second run with nothing installed as the control (what two identical runs differ by);
+    # the order turns each round.
+    runs=(- none control)
+    for k in 0 1 2; do
+      planner=${runs[$(((k + round) % 3))]}
+      file=$(workload "$model" "$batch" "${planner/control/-}" 100)
       "$tandem" run "$file" --quiet --json "$work/overhead.$model.$batch.$planner.$round.json" \
         >/dev/null || [ $? -eq 3 ]
     done

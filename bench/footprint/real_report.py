@@ -57,10 +57,13 @@ for path in glob.glob(os.path.join(work, "overhead.*.json")):
     job = load(path)
     times = [i["end_s"] - i["start_s"] for i in job["iteration_log"][3:]]
     overhead.setdefault((model, int(batch)), {}).setdefault(planner, []).append(median(times))
-print("\nExecutor overhead: median iteration (iterations 3 on) with planner \"none\" (executor "
-      "installed, nothing moved) against no planner; median over rounds.\n")
-print("| model | batch | no planner s | planner none s | ratio |")
-print("|---|---|---|---|---|")
+print("\nExecutor overhead: median iteration (iterations 3 on) with planner \"none\" (the executor "
+      "of a plan that moves nothing) and of a second run with no planner (the control), against "
+      "no planner; ratios of the medians over rounds.\n")
+print("| model | batch | no planner s | planner none s | ratio | control ratio |")
+print("|---|---|---|---|---|---|")
 for (model, batch), by in sorted(overhead.items()):
     plain, none = median(by.get("-", [])), median(by.get("none", []))
-    print(f"| {model} | {batch} | {plain:.4f} | {none:.4f} | {none / plain:.3f} |")
+    control = median(by.get("control", [])) if by.get("control") else float("nan")
+    print(f"| {model} | {batch} | {plain:.4f} | {none:.4f} | {none / plain:.3f} "
+          f"| {control / plain:.3f} |")

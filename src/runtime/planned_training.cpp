@@ -134,6 +134,7 @@ void planned_training::adopt(footprint::plan plan, bool replaces) {
     if (replaces) ++replans_;
   }
   executor_.emplace(pool_, job_, channel_, sequence_, std::move(plan), nullptr, persistent_);
+  executor_->measure_durations(joined_);  // only TENSILE's online re-planning reads them
 }
 
 plan_traffic traffic_between(const torch_support::execution_stats& before,

@@ -150,6 +150,10 @@ class plan_executor final : public memory::trace_sink,
   /// and recomputations to its end), one per operation of the sequence, for TENSILE's online
   /// re-planning; empty when that iteration did not match the sequence.
   [[nodiscard]] const std::vector<double>& measured_durations() const;
+  /// Whether to measure them (on by default; set between iterations). Off, a plan that moves
+  /// nothing, with nothing out from the last iteration, runs iterations without following
+  /// their operations (no callback at all), and measured_durations() stays empty.
+  void measure_durations(bool on);
 
   void on_event(const memory::trace_event& event) override;
   [[nodiscard]] std::unique_ptr<torch::autograd::SavedVariableHooks> hooks_for_saved() override;
