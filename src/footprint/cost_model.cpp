@@ -16,10 +16,15 @@
 //   one point per instant, what is held at its end: releases at an instant go before the
 //   allocations at it.
 // - Swap. The copy out is issued at max(end of the release access's operation, swap_out trigger);
-//   the memory is freed when it completes. The copy in is issued at max(swap_in trigger, copy
-//   out's completion) and takes the memory at issue. A trigger's time is the actual start of its
-//   operation plus its delay. Copies run one at a time on the channel, in issue order, each
-//   bytes / copy_bandwidth seconds.
+//   the memory is freed when it completes. The copy in is issued at the swap_in trigger (its
+//   operation's actual start plus its delay) and takes the memory at issue. A trigger's time is
+//   the actual start of its operation plus its delay. Copies run one at a time on the channel,
+//   in issue order, each bytes / copy_bandwidth seconds.
+// - Called off. A swap whose copy out has not completed by its swap_in trigger is called off,
+//   as the executor does: the tensor never left, so its memory is held throughout, no copy in
+//   is issued and its reader does not wait; the copy out still runs on the channel, unused, and
+//   the iteration ends only once it is done (its wait counts as stall). Where the copy out had
+//   not even been issued by then (a trigger out after the one in), the copy in waits for it.
 // - Recompute. The memory is freed at the end of the release access's operation and taken at the
 //   start of the rerun (the creating operation once more, its recorded duration). A rerun's
 //   input that is recomputed itself is rebuilt first and then stays (its own stretch ends
@@ -82,6 +87,7 @@ struct stretch_state {
   bool out_issued = false;
   bool in_issued = false;
   bool in_done = false;
+  bool called_off = false;  ///< needed back before its copy out completed: it never left
   copy_timing timing;
 };
 
@@ -286,6 +292,21 @@ class replay {
         case event_kind::copy_done:
           copy_done(next.index);
           break;
+        case event_kind::in_due:
+          in_due(ins_due_[next.index].first, ins_due_[next.index].second);
+          break;
+      }
+    }
+    // The iteration ends once the copies out of swaps called off are done, as the executor
+    // waits for them (those across the boundary go on into the next iteration).
+    for (const auto& moved : copies_) {
+      if (moved.carried_s || moved.inbound) continue;
+      auto& job = jobs_[moved.job];
+      if (!job.stretches_[moved.decision].called_off || job.plan_.decisions[moved.decision].wraps)
+        continue;
+      if (moved.done_s > job.result.iteration_s) {
+        job.result.stall_s += moved.done_s - job.result.iteration_s;
+        job.result.iteration_s = moved.done_s;
       }
     }
     double next_start = 0;
@@ -341,12 +362,12 @@ class replay {
   }
 
  private:
-  enum class event_kind : std::uint8_t { try_item, copy_issued, copy_done };
+  enum class event_kind : std::uint8_t { try_item, copy_issued, copy_done, in_due };
   struct event {
     double at_s = 0;
     std::uint64_t order = 0;  ///< ties at one instant: first scheduled, first processed
     event_kind what = event_kind::try_item;
-    std::size_t index = 0;  ///< the job (try_item) or the copy
+    std::size_t index = 0;  ///< the job (try_item), the copy, or the swap-in due (in_due)
     bool operator>(const event& other) const {
       return at_s != other.at_s ? at_s > other.at_s : order > other.order;
     }
@@ -427,6 +448,10 @@ class replay {
     for (const auto k : job.in_triggers_[op]) {
       job.stretches_[k].in_trigger_s = start + job.plan_.decisions[k].swap_in.delay_s;
       issue_copy_in(j, k);
+      if (!job.stretches_[k].in_issued) {
+        ins_due_.emplace_back(j, k);
+        schedule(*job.stretches_[k].in_trigger_s, event_kind::in_due, ins_due_.size() - 1);
+      }
     }
     job.next_op = op + 1;
   }
@@ -468,11 +493,47 @@ class replay {
     auto& job = jobs_[j];
     auto& state = job.stretches_[k];
     if (state.in_issued || !state.out_done_s || !state.in_trigger_s) return;
+    if (*state.out_done_s > *state.in_trigger_s) {
+      // Only a copy out carried from the previous iteration (a stretch across the boundary) is
+      // known to complete after the trigger; the tensor it was counted as freeing then
+      // (start_wrap) stays, and its copy out at this iteration's end is a new one.
+      job.take(std::max(0.0, *state.out_done_s),
+               job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
+      call_off(j, k);
+      return;
+    }
     state.in_issued = true;
     const double issue = std::max(*state.in_trigger_s, *state.out_done_s);
     job.take(issue, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
     copies_.push_back({j, k, true, issue, std::nullopt, 0, 0});
     schedule(issue, event_kind::copy_issued, copies_.size() - 1);
+  }
+
+  /// Decision `k`'s swap_in trigger has come and its copy in could not be issued: called off
+  /// where its copy out is under way (or queued) and not done.
+  void in_due(std::size_t j, std::size_t k) {
+    auto& job = jobs_[j];
+    auto& state = job.stretches_[k];
+    if (state.in_issued || !state.out_issued) return;
+    if (state.out_done_s && *state.out_done_s <= now_) {
+      issue_copy_in(j, k);  // done at this very instant
+      return;
+    }
+    state.called_off = true;
+    call_off(j, k);
+  }
+
+  /// Decision `k`'s tensor is needed back before its copy out completed: it stays.
+  void call_off(std::size_t j, std::size_t k) {
+    auto& job = jobs_[j];
+    auto& state = job.stretches_[k];
+    state.in_issued = true;
+    state.in_done = true;
+    job.result.called_off_bytes += job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes;
+    if (job.waiting) {
+      job.waiting = false;
+      schedule(now_, event_kind::try_item, j);
+    }
   }
 
   void start_next_copy() {
@@ -505,6 +566,7 @@ class replay {
     auto& state = job.stretches_[moved.decision];
     (moved.inbound ? state.timing.in_done_s : state.timing.out_done_s) = now_;
     if (!moved.inbound) {
+      if (state.called_off) return;  // it never left
       job.give(now_, bytes);
       job.result.swapped_out_bytes += bytes;
       state.out_done_s = now_;
@@ -547,6 +609,7 @@ class replay {
   const boundary_carry* carried_ = nullptr;  ///< null: a run's first iteration
   std::vector<job_replay> jobs_;
   std::vector<copy> copies_;
+  std::vector<std::pair<std::size_t, std::size_t>> ins_due_;  ///< job, decision (in_due events)
   std::deque<std::size_t> channel_queue_;
   bool channel_busy_ = false;
   std::priority_queue<event, std::vector<event>, std::greater<>> events_;

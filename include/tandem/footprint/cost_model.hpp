@@ -50,13 +50,18 @@ struct copy_timing {
 };
 
 struct prediction {
-  double iteration_s = 0;      ///< when the last operation ends
+  /// When the last operation ends, or after it the last copy out of a swap called off (needed
+  /// back before that copy completed), which the iteration waits for.
+  double iteration_s = 0;
   std::size_t peak_bytes = 0;  ///< the most held at once, other_bytes included
   std::vector<memory_point> curve;
-  double stall_s = 0;      ///< operations waiting for swap-ins
+  double stall_s = 0;      ///< operations waiting for swap-ins, and that wait at the end
   double recompute_s = 0;  ///< operations run again
   std::size_t swapped_out_bytes = 0;
   std::size_t swapped_in_bytes = 0;
+  /// Swaps called off, their tensors' bytes: needed back before the copy out completed, they
+  /// never left (cost_model.cpp, "Called off").
+  std::size_t called_off_bytes = 0;
   /// When each operation of the sequence started (its reruns not included).
   std::vector<double> op_start_s;
   /// Per decision of the plan, in its order: when its copies ran. A stretch across iterations
