@@ -103,19 +103,23 @@ class capuchin_planner final : public planner {
     if (!try_add(p, d, s)) return false;
     const double tolerance = 1e-9 * std::max(current.iteration_s, 1e-9);
     // Feedback: a few moves by the stall seen, then the earliest useful trigger, then give up.
+    // The earliest is when its copy out completes: a prefetch before that calls the swap off
+    // (cost_model.cpp), which saves nothing, so a swap called off (this one, or another whose
+    // copy out this one's delays) is never kept.
     for (int attempt = 0; attempt < 6; ++attempt) {
       const auto tried = predict(s, p, request.costs);
+      if (tried.called_off_bytes > current.called_off_bytes) break;
       const double extra_stall = tried.stall_s - current.stall_s;
       if (extra_stall <= tolerance && tried.iteration_s <= current.iteration_s + tolerance) {
         current = tried;
         return true;
       }
       auto& in = p.decisions.back().swap_in;
-      if (in.op == released_op && in.delay_s == 0) break;
-      in = attempt < 4 ? trigger_at(s, released_op, in.op + 1,
-                                    s.operations[in.op].start_s + in.delay_s -
-                                        std::max(extra_stall, copy_in_s))
-                       : trigger{released_op, 0};
+      const double out_done_s = tried.copies.back().out_done_s;
+      const double in_s = s.operations[in.op].start_s + in.delay_s;
+      if (in_s <= out_done_s + tolerance) break;
+      const double earlier = attempt < 4 ? in_s - std::max(extra_stall, copy_in_s) : out_done_s;
+      in = trigger_at(s, released_op, in.op + 1, std::max(earlier, out_done_s));
     }
     p.decisions.pop_back();
     return false;

@@ -22,9 +22,10 @@
 //   in issue order, each bytes / copy_bandwidth seconds.
 // - Called off. A swap whose copy out has not completed by its swap_in trigger is called off,
 //   as the executor does: the tensor never left, so its memory is held throughout, no copy in
-//   is issued and its reader does not wait; the copy out still runs on the channel, unused, and
-//   the iteration ends only once it is done (its wait counts as stall). Where the copy out had
-//   not even been issued by then (a trigger out after the one in), the copy in waits for it.
+//   is issued and its reader does not wait; a copy out under way still runs on the channel,
+//   unused, and the iteration ends only once it is done (its wait counts as stall); one not
+//   issued yet (its release or its trigger still to come) never is. Stretches across the
+//   boundary excepted: their copy out is the previous iteration's (start_wrap).
 // - Recompute. The memory is freed at the end of the release access's operation and taken at the
 //   start of the rerun (the creating operation once more, its recorded duration). A rerun's
 //   input that is recomputed itself is rebuilt first and then stays (its own stretch ends
@@ -88,6 +89,7 @@ struct stretch_state {
   bool in_issued = false;
   bool in_done = false;
   bool called_off = false;  ///< needed back before its copy out completed: it never left
+  std::optional<std::size_t> out_copy;  ///< its copy out, once issued (copies_)
   copy_timing timing;
 };
 
@@ -131,6 +133,7 @@ struct copy {
   std::optional<double> carried_s;  ///< the previous iteration's, this long (no decision here)
   double started_s = 0;
   double done_s = 0;
+  bool cancelled = false;  ///< a copy out whose swap was called off before its issue time
 };
 
 struct job_replay {
@@ -286,6 +289,7 @@ class replay {
           try_item(next.index);
           break;
         case event_kind::copy_issued:
+          if (copies_[next.index].cancelled) break;
           channel_queue_.push_back(next.index);
           if (!channel_busy_) start_next_copy();
           break;
@@ -300,7 +304,7 @@ class replay {
     // The iteration ends once the copies out of swaps called off are done, as the executor
     // waits for them (those across the boundary go on into the next iteration).
     for (const auto& moved : copies_) {
-      if (moved.carried_s || moved.inbound) continue;
+      if (moved.carried_s || moved.inbound || moved.cancelled) continue;
       auto& job = jobs_[moved.job];
       if (!job.stretches_[moved.decision].called_off || job.plan_.decisions[moved.decision].wraps)
         continue;
@@ -482,8 +486,9 @@ class replay {
 
   void issue_copy_out(std::size_t j, std::size_t k) {
     auto& state = jobs_[j].stretches_[k];
-    if (state.out_issued || !state.released_s || !state.out_trigger_s) return;
+    if (state.called_off || state.out_issued || !state.released_s || !state.out_trigger_s) return;
     state.out_issued = true;
+    state.out_copy = copies_.size();
     copies_.push_back(
         {j, k, false, std::max(*state.released_s, *state.out_trigger_s), std::nullopt, 0, 0});
     schedule(copies_.back().issue_s, event_kind::copy_issued, copies_.size() - 1);
@@ -509,16 +514,19 @@ class replay {
     schedule(issue, event_kind::copy_issued, copies_.size() - 1);
   }
 
-  /// Decision `k`'s swap_in trigger has come and its copy in could not be issued: called off
-  /// where its copy out is under way (or queued) and not done.
+  /// Decision `k`'s swap_in trigger has come and its copy in could not be issued: called off,
+  /// since its copy out is not done (under way, queued, or not issued yet).
   void in_due(std::size_t j, std::size_t k) {
     auto& job = jobs_[j];
     auto& state = job.stretches_[k];
-    if (state.in_issued || !state.out_issued) return;
+    if (state.in_issued || job.plan_.decisions[k].wraps) return;
     if (state.out_done_s && *state.out_done_s <= now_) {
       issue_copy_in(j, k);  // done at this very instant
       return;
     }
+    // A copy out issued later than now (at its release access's end, or its trigger) never is.
+    if (state.out_copy && copies_[*state.out_copy].issue_s > now_)
+      copies_[*state.out_copy].cancelled = true;
     state.called_off = true;
     call_off(j, k);
   }

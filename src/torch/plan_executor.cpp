@@ -236,6 +236,8 @@ struct executor_state {
   std::unordered_map<std::size_t, call_record> calls;  ///< by operation
   std::vector<timed_decision> pending_out;
   std::vector<timed_decision> pending_in;
+  /// By decision: called off this iteration (its tensor was due back before it had left).
+  std::vector<bool> called_off;
   /// Copies whose storage no longer needs them, kept until they complete.
   std::vector<std::pair<device::event_ptr, std::shared_ptr<device::host_buffer>>> finishing;
   std::vector<const void*> rerun_allocations;
@@ -333,9 +335,18 @@ class executor_ops {
     const auto& d = s_.plan.decisions[k];
     if (d.what == footprint::action::recompute) {
       drop(d.tensor);
-    } else {
+    } else if (!s_.called_off[k]) {
       s_.pending_out.push_back({k, d.swap_out});
     }
+  }
+
+  /// Decision `k`'s tensor is due back before it has left (its copy out not issued yet, or
+  /// its release access not done): the swap is called off, the tensor stays, as the cost model
+  /// prices it. A stretch across the boundary is not: it leaves at the iteration's end anyway.
+  void call_off(std::size_t k) {
+    std::erase_if(s_.pending_out, [k](const detail::timed_decision& p) { return p.decision == k; });
+    s_.called_off[k] = true;
+    ++stats_.called_off;
   }
 
   /// Issues the timed swaps whose trigger has come.
@@ -351,14 +362,24 @@ class executor_ops {
     // its reader): it does not wait, nor make room, for a tensor not needed yet.
     const auto issue = [&](std::vector<detail::timed_decision>& pending, auto&& start) {
       std::erase_if(pending, [&](const detail::timed_decision& p) {
-        return due(p.when) && start(s_.plan.decisions[p.decision].tensor);
+        return due(p.when) && start(p.decision);
       });
     };
-    issue(s_.pending_out, [this](std::size_t t) {
-      swap_out(t);
+    issue(s_.pending_out, [this](std::size_t k) {
+      swap_out(s_.plan.decisions[k].tensor);
       return true;
     });
-    issue(s_.pending_in, [this](std::size_t t) { return swap_in(t, false); });
+    issue(s_.pending_in, [this](std::size_t k) {
+      const auto& d = s_.plan.decisions[k];
+      const auto found = s_.tensors.find(d.tensor);
+      const bool left = found != s_.tensors.end() && (found->second.where == residence::out ||
+                                                      found->second.where == residence::going_out);
+      if (!d.wraps && !left) {
+        call_off(k);
+        return true;
+      }
+      return swap_in(d.tensor, false);
+    });
   }
 
   void swap_out(std::size_t t) {
@@ -397,9 +418,10 @@ class executor_ops {
   bool swap_in(std::size_t t, bool needed) {
     auto& tracked = s_.tensors[t];
     if (tracked.where == residence::going_out) {
-      // Still on the device: keep it there and let the copy finish unused.
+      // Still on the device: keep it there and let the copy finish unused (called off).
       s_.finishing.emplace_back(std::move(tracked.copy), std::move(tracked.host));
       place(t, residence::present);
+      ++stats_.called_off;
       return true;
     }
     if (tracked.where != residence::out) return true;
@@ -815,6 +837,7 @@ void plan_executor::begin() {
   s.calls.clear();
   s.pending_out.clear();
   s.pending_in.clear();
+  s.called_off.assign(s.plan.decisions.size(), false);
   executor_ops ops(s, stats_);
   for (const auto k : s.released_at_begin) ops.release(k);
   s.ending = false;

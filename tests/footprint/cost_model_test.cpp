@@ -239,6 +239,19 @@ TEST(CostModel, ACopyInAcrossIterationsIsCalledOffWhereTheCopyOutBeforeItIsNotDo
   EXPECT_EQ(planned.called_off_bytes, 3000u);
 }
 
+TEST(CostModel, ASwapDueBackBeforeItsCopyOutIsIssuedNeverLeaves) {
+  // x's prefetch is triggered at make_x's start, before make_x ends and x may leave: the swap is
+  // called off before its copy out is issued, so the channel runs nothing and nothing waits.
+  plan p = swap_x(0);
+  p.decisions[0].swap_in = {0, 0};
+  const auto planned = predict(swap_case(), p, slow_channel);
+  EXPECT_EQ(planned.curve, predict(swap_case(), plan{}, slow_channel).curve);
+  EXPECT_DOUBLE_EQ(planned.iteration_s, 9);
+  EXPECT_EQ(planned.stall_s, 0);
+  EXPECT_EQ(planned.called_off_bytes, 1000u);
+  EXPECT_EQ(planned.copies[0], copy_timing{});
+}
+
 TEST(CostModel, ASwapNeededBackBeforeItsCopyOutIsDoneIsCalledOff) {
   // At 100 B/s x's copy out runs over [1,11), past its copy in's trigger (make_y + 3 = 7): x
   // never leaves, so the curve is the one kept; `use` does not wait, and the iteration ends when

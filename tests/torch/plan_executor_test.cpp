@@ -172,6 +172,28 @@ footprint::plan prefetching_early(footprint::plan plan, const footprint::access_
 // not fit that way), the executor swaps tensors of its plan out of turn instead: the one read
 // again latest that no operation under way reads. The iteration goes on within the budget, its
 // losses bitwise those of vanilla training.
+TEST(PlanExecutor, CallsOffASwapDueBackBeforeItLeftAsTheCostModelPricesIt) {
+  std::size_t vanilla_peak = 0;
+  const auto expected = vanilla_losses(zoo("resnet20", 8), vanilla_peak);
+  // Every prefetch triggered at the start of the operation after which its tensor leaves.
+  const auto run = run_planned(zoo("resnet20", 8), [](const footprint::access_sequence& s) {
+    auto p = by_planner("vdnn-all", s, 0);
+    for (auto& d : p.decisions) d.swap_in = {*s.access_op(d.tensor, d.released_after), 0};
+    return p;
+  });
+  ASSERT_GT(count(run.plan, footprint::action::swap), 20u);
+  expect_bitwise(expected, run.losses);
+  EXPECT_EQ(run.stats.called_off, 3 * run.plan.decisions.size());
+  EXPECT_EQ(run.stats.swaps, 0u);
+  EXPECT_EQ(run.stats.swapped_out_bytes + run.stats.swapped_in_bytes, 0u);
+  EXPECT_EQ(run.stats.diverged_iterations, 0u);
+  const auto predicted = footprint::predict(run.sequence, run.plan);
+  std::size_t planned_bytes = 0;
+  for (const auto& d : run.plan.decisions) planned_bytes += run.sequence.tensors[d.tensor].bytes;
+  EXPECT_EQ(predicted.called_off_bytes, planned_bytes);
+  EXPECT_EQ(predicted.peak_bytes, footprint::predict(run.sequence, footprint::plan{}).peak_bytes);
+}
+
 TEST(PlanExecutor, MakesRoomOutOfTurnWhereAnAllocationWouldFailAndKeepsTheLossesBitwise) {
   const auto make = zoo("resnet20", 64);
   std::size_t ignored = 0;

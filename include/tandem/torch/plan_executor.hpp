@@ -85,6 +85,9 @@ struct execution_stats {
   double stall_s = 0;
   double recompute_s = 0;  ///< running operations again
   std::size_t missed = 0;  ///< decisions not carried out: the tensor was not met in time
+  /// Swaps called off: the tensor was due back (its prefetch's trigger, or its reader) before
+  /// its copy out was done, so it stayed (plan.hpp, decision).
+  std::size_t called_off = 0;
   std::size_t diverged_iterations = 0;  ///< iterations that stopped matching the sequence
   /// Tensors swapped out of turn to make room for an allocation that would have failed
   /// (relieve), and their bytes (also counted in swapped_out_bytes).
@@ -101,6 +104,7 @@ struct execution_stats {
     stall_s += other.stall_s;
     recompute_s += other.recompute_s;
     missed += other.missed;
+    called_off += other.called_off;
     diverged_iterations += other.diverged_iterations;
     evictions += other.evictions;
     evicted_bytes += other.evicted_bytes;
