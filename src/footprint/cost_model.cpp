@@ -537,6 +537,7 @@ class replay {
     auto& state = job.stretches_[k];
     state.in_issued = true;
     state.in_done = true;
+    state.timing.called_off = true;
     job.result.called_off_bytes += job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes;
     if (job.waiting) {
       job.waiting = false;

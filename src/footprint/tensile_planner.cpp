@@ -403,8 +403,10 @@ class planning {
       std::vector<bool> slower(jobs_.size(), false);
       bool any_slower = false;
       for (std::size_t j = 0; j < jobs_.size(); ++j) {
+        // A swap called off (cost_model.cpp) saves nothing: harm as a wait is.
         slower[j] = predictions_[j].stall_s > before[j].stall_s + tolerance_s(j) ||
-                    predictions_[j].iteration_s > before[j].iteration_s + tolerance_s(j);
+                    predictions_[j].iteration_s > before[j].iteration_s + tolerance_s(j) ||
+                    predictions_[j].called_off_bytes > before[j].called_off_bytes;
         any_slower = any_slower || slower[j];
       }
       if (!any_slower) return true;
@@ -418,7 +420,7 @@ class planning {
         const bool late = c.in_done_s > v.access_start(d.tensor, d.needed_at) + tolerance_s(j);
         const bool queued = c.out_started_s > c.out_issued_s + tolerance_s(j) ||
                             c.in_started_s > c.in_issued_s + tolerance_s(j);
-        if (late || queued || attempt == 3) bad.emplace_back(j, k);
+        if (late || queued || c.called_off || attempt == 3) bad.emplace_back(j, k);
       }
       if (bad.empty()) {
         for (const auto& jk : added) {

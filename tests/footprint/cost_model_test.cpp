@@ -232,7 +232,7 @@ TEST(CostModel, ACopyInAcrossIterationsIsCalledOffWhereTheCopyOutBeforeItIsNotDo
   const auto planned = predict(s, p, slow_channel);
   EXPECT_DOUBLE_EQ(planned.iteration_s, 10);
   EXPECT_DOUBLE_EQ(planned.stall_s, 0);
-  EXPECT_EQ(planned.copies[0], (copy_timing{10, 10, 13, 0, 0, 0}));
+  EXPECT_EQ(planned.copies[0], (copy_timing{10, 10, 13, 0, 0, 0, true}));
   EXPECT_EQ(planned.curve.front(), (memory_point{0, 3500}));
   EXPECT_EQ(planned.peak_bytes, predict(s, plan{}, slow_channel).peak_bytes);
   EXPECT_EQ(planned.swapped_in_bytes, 0u);
@@ -249,7 +249,7 @@ TEST(CostModel, ASwapDueBackBeforeItsCopyOutIsIssuedNeverLeaves) {
   EXPECT_DOUBLE_EQ(planned.iteration_s, 9);
   EXPECT_EQ(planned.stall_s, 0);
   EXPECT_EQ(planned.called_off_bytes, 1000u);
-  EXPECT_EQ(planned.copies[0], copy_timing{});
+  EXPECT_EQ(planned.copies[0], (copy_timing{0, 0, 0, 0, 0, 0, true}));
 }
 
 TEST(CostModel, ASwapNeededBackBeforeItsCopyOutIsDoneIsCalledOff) {
@@ -263,7 +263,7 @@ TEST(CostModel, ASwapNeededBackBeforeItsCopyOutIsDoneIsCalledOff) {
   EXPECT_DOUBLE_EQ(planned.stall_s, 2);
   EXPECT_EQ(planned.swapped_out_bytes + planned.swapped_in_bytes, 0u);
   EXPECT_EQ(planned.called_off_bytes, 1000u);
-  EXPECT_EQ(planned.copies[0], (copy_timing{1, 1, 11, 0, 0, 0}));
+  EXPECT_EQ(planned.copies[0], (copy_timing{1, 1, 11, 0, 0, 0, true}));
 }
 
 TEST(CostModel, RefusesInvalidPlansAndChannels) {

@@ -126,6 +126,23 @@ TEST(Planners, CapuchinWithoutABudgetAddsNoStall) {
   }
 }
 
+TEST(Planners, CapuchinAndTensileKeepNoSwapThatIsCalledOff) {
+  // On channels from fast to too slow for most copies, a swap whose tensor is due back before
+  // it has left saves nothing (cost_model.cpp, "Called off"): neither planner keeps one.
+  for (const double bandwidth : {1e9, 1e8, 1e7, 1e6}) {
+    for (const auto& s : cnn_like()) {
+      const auto vanilla = predict(s, plan{}).peak_bytes;
+      const cost_options costs{bandwidth};
+      for (const char* name : {"capuchin", "tensile"}) {
+        const auto p =
+            make_planner(name)->make_plan(s, {.budget_bytes = vanilla * 6 / 10, .costs = costs});
+        EXPECT_EQ(predict(s, p, costs).called_off_bytes, 0u)
+            << name << " on " << s.model << " at " << bandwidth << " B/s";
+      }
+    }
+  }
+}
+
 TEST(Planners, CheckpointWithoutABudgetKeepsAboutSqrtNActivations) {
   const auto s = testing::small_vgg();
   const auto p = make_planner("checkpoint")->make_plan(s, {});

@@ -46,6 +46,7 @@ struct copy_timing {
   double in_issued_s = 0;
   double in_started_s = 0;
   double in_done_s = 0;
+  bool called_off = false;  ///< due back before its copy out was done: no copy in (all in_* 0)
   friend bool operator==(const copy_timing&, const copy_timing&) = default;
 };
 
