@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # TENSILE's Tables 1 and 2, real: VGG-16 x1, x2 and x3 started together on the cpu backend
 # (spatial policy: every job runs at once), each job under vdnn-all, capuchin or tensile at a
-# plan budget of PLAN_BUDGET% (half) of its vanilla peak, against the same jobs under planner "none" (the
-# executor of a plan that moves nothing, which follows no operation: as vanilla training). System-wide MSR: 1 - the jobs' summed live bytes at their highest
+# plan budget of PLAN_BUDGET% (half) of its vanilla peak, against the same jobs under planner
+# "none" (the executor of a plan that moves nothing, which follows no operation: as vanilla
+# training). System-wide MSR: 1 - the jobs' summed live bytes at their highest
 # once every job runs planned iterations (from its iteration 3) / the same under "none"; EOR:
 # the jobs' median planned iteration against theirs under "none", averaged over the jobs;
 # CBR = MSR / EOR. tensile's jobs are planned together, on the one copy channel they share

@@ -88,7 +88,6 @@ struct stretch_state {
   bool out_issued = false;
   bool in_issued = false;
   bool in_done = false;
-  bool called_off = false;  ///< needed back before its copy out completed: it never left
   std::optional<std::size_t> out_copy;  ///< its copy out, once issued (copies_)
   copy_timing timing;
 };
@@ -198,6 +197,12 @@ struct job_replay {
 
   [[nodiscard]] bool done() const { return next_op == sequence_.operations.size(); }
 
+  /// Decision `k` was called off and its tensor never leaves in this iteration: its copy out, if
+  /// any, frees nothing. (A stretch across the boundary called off still leaves at the end.)
+  [[nodiscard]] bool never_leaves(std::size_t k) const {
+    return stretches_[k].timing.called_off && !plan_.decisions[k].wraps;
+  }
+
   void take(double at_s, std::size_t bytes) {
     changes.push_back({at_s, static_cast<std::int64_t>(bytes)});
   }
@@ -306,8 +311,7 @@ class replay {
     for (const auto& moved : copies_) {
       if (moved.carried_s || moved.inbound || moved.cancelled) continue;
       auto& job = jobs_[moved.job];
-      if (!job.stretches_[moved.decision].called_off || job.plan_.decisions[moved.decision].wraps)
-        continue;
+      if (!job.never_leaves(moved.decision)) continue;
       if (moved.done_s > job.result.iteration_s) {
         job.result.stall_s += moved.done_s - job.result.iteration_s;
         job.result.iteration_s = moved.done_s;
@@ -486,7 +490,8 @@ class replay {
 
   void issue_copy_out(std::size_t j, std::size_t k) {
     auto& state = jobs_[j].stretches_[k];
-    if (state.called_off || state.out_issued || !state.released_s || !state.out_trigger_s) return;
+    if (jobs_[j].never_leaves(k) || state.out_issued || !state.released_s || !state.out_trigger_s)
+      return;
     state.out_issued = true;
     state.out_copy = copies_.size();
     copies_.push_back(
@@ -527,7 +532,6 @@ class replay {
     // A copy out issued later than now (at its release access's end, or its trigger) never is.
     if (state.out_copy && copies_[*state.out_copy].issue_s > now_)
       copies_[*state.out_copy].cancelled = true;
-    state.called_off = true;
     call_off(j, k);
   }
 
@@ -575,7 +579,7 @@ class replay {
     auto& state = job.stretches_[moved.decision];
     (moved.inbound ? state.timing.in_done_s : state.timing.out_done_s) = now_;
     if (!moved.inbound) {
-      if (state.called_off) return;  // it never left
+      if (job.never_leaves(moved.decision)) return;
       job.give(now_, bytes);
       job.result.swapped_out_bytes += bytes;
       state.out_done_s = now_;
