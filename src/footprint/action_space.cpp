@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "planner_support.hpp"
 #include "stretches.hpp"
 #include "tandem/common/error.hpp"
 
@@ -11,16 +12,6 @@ namespace {
 
 double end_of(const operation& op) {
   return op.start_s + op.duration_s;
-}
-
-/// The operation before `needed_op`, no earlier than `released_op`, that starts last no later
-/// than `at_s`, with the delay from its start to `at_s` (a prefetch that ends as the access
-/// comes when the channel is free).
-trigger prefetch_at(const access_sequence& s, std::size_t released_op, std::size_t needed_op,
-                    double at_s) {
-  std::size_t op = needed_op - 1;
-  while (op > released_op && s.operations[op].start_s > at_s) --op;
-  return {op, std::max(0.0, at_s - s.operations[op].start_s)};
 }
 
 }  // namespace
@@ -81,7 +72,7 @@ action_space::action_space(const access_sequence& s, const planning_request& req
                  stretch->released_after,
                  stretch->needed_at,
                  {c.released_op, 0},
-                 prefetch_at(s, c.released_op, c.needed_op, c.window_to_s - c.copy_s)};
+                 trigger_near(s, c.released_op, c.needed_op, c.window_to_s - c.copy_s)};
     // Out once the copy out could have ended, back when the prefetch is issued.
     std::size_t first = c.released_op + 1;
     while (first < c.needed_op && ops[first].start_s < c.window_from_s + c.copy_s) ++first;

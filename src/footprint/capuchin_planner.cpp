@@ -30,15 +30,6 @@ double end_of(const operation& op) {
   return op.start_s + op.duration_s;
 }
 
-/// The operation before `needed_op` (and after `released_op`, where it can) that starts last
-/// no later than `at_s`, with the delay from its start to `at_s`.
-trigger trigger_at(const access_sequence& s, std::size_t released_op, std::size_t needed_op,
-                   double at_s) {
-  std::size_t op = needed_op - 1;
-  while (op > released_op && s.operations[op].start_s > at_s) --op;
-  return {op, std::max(0.0, at_s - s.operations[op].start_s)};
-}
-
 class capuchin_planner final : public planner {
  public:
   [[nodiscard]] std::string_view name() const override { return "capuchin"; }
@@ -98,7 +89,7 @@ class capuchin_planner final : public planner {
                c.stretch.released_after,
                c.stretch.needed_at,
                {released_op, 0},
-               trigger_at(s, released_op, needed_op, s.operations[needed_op].start_s - copy_in_s),
+               trigger_near(s, released_op, needed_op, s.operations[needed_op].start_s - copy_in_s),
                false};
     if (!try_add(p, d, s)) return false;
     const double tolerance = 1e-9 * std::max(current.iteration_s, 1e-9);
@@ -119,7 +110,7 @@ class capuchin_planner final : public planner {
       const double in_s = s.operations[in.op].start_s + in.delay_s;
       if (in_s <= out_done_s + tolerance) break;
       const double earlier = attempt < 4 ? in_s - std::max(extra_stall, copy_in_s) : out_done_s;
-      in = trigger_at(s, released_op, in.op + 1, std::max(earlier, out_done_s));
+      in = trigger_near(s, released_op, needed_op, std::max(earlier, out_done_s), out_done_s);
     }
     p.decisions.pop_back();
     return false;

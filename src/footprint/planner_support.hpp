@@ -4,6 +4,7 @@
 // valid. Pricing is never here: planners ask the one cost model (cost_model.hpp).
 
 #include <cstddef>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,39 @@ std::optional<access_pair> saved_for_backward(const access_sequence& s, std::siz
 decision prefetched_swap(const access_sequence& s, std::size_t t, access_pair stretch);
 
 decision recompute(std::size_t t, access_pair stretch);
+
+/// The trigger for a copy wanted at `at_s`, among operations `lowest_op` to `needed_op - 1`. The
+/// executor looks at its triggers only as operations start and end (plan_executor.cpp): a time
+/// inside an operation would be met at its end, late. So the trigger is the last start or end
+/// no later than `at_s` (the first operation's start if none is); where that is before
+/// `not_before_s` (a prefetch before its copy out is done is called off), the first at or after
+/// it. `start_of(op)`: when operation `op` starts (recorded, or as predicted).
+template <class StartOf>
+trigger trigger_near(const access_sequence& s, StartOf&& start_of, std::size_t lowest_op,
+                     std::size_t needed_op, double at_s, double not_before_s) {
+  std::size_t op = needed_op - 1;
+  while (op > lowest_op && start_of(op) > at_s) --op;
+  const auto end_of = [&](std::size_t o) { return start_of(o) + s.operations[o].duration_s; };
+  const trigger at_end{op, s.operations[op].duration_s};
+  const bool ends_in_time = end_of(op) <= at_s;
+  if ((ends_in_time ? end_of(op) : start_of(op)) >= not_before_s) {
+    return ends_in_time ? at_end : trigger{op, 0};
+  }
+  for (; op < needed_op; ++op) {
+    if (start_of(op) >= not_before_s) return {op, 0};
+    if (end_of(op) >= not_before_s) return {op, s.operations[op].duration_s};
+  }
+  return {needed_op - 1, s.operations[needed_op - 1].duration_s};
+}
+
+/// trigger_near at the recorded start times.
+inline trigger trigger_near(const access_sequence& s, std::size_t lowest_op, std::size_t needed_op,
+                            double at_s,
+                            double not_before_s = -std::numeric_limits<double>::infinity()) {
+  return trigger_near(
+      s, [&](std::size_t op) { return s.operations[op].start_s; }, lowest_op, needed_op, at_s,
+      not_before_s);
+}
 
 /// Appends `d` when the plan stays valid (validate() holds); leaves it unchanged otherwise.
 bool try_add(plan& p, const decision& d, const access_sequence& s);

@@ -81,6 +81,11 @@ class channel_map {
 
   [[nodiscard]] double period_s() const { return period_s_; }
 
+  /// Whether `length` seconds from `start` overlap no busy time.
+  [[nodiscard]] bool free_at(double start, double length) const {
+    return earliest(start, start, length).has_value();
+  }
+
   /// The latest start at or after `lo` of `length` seconds that end by `deadline` and overlap
   /// no busy time.
   [[nodiscard]] std::optional<double> latest(double lo, double deadline, double length) const {
@@ -107,6 +112,39 @@ class channel_map {
   std::vector<std::pair<double, double>> busy_;
 };
 
+/// The moments a copy can start: the executor looks at its triggers only as operations start
+/// and end (plan_executor.cpp), so a copy placed between them would start late. Sorted.
+using polls = std::vector<double>;
+
+/// The earliest poll in [lo, hi] at which `length` seconds overlap no busy time.
+std::optional<double> earliest_poll(const channel_map& channel, const polls& at, double lo,
+                                    double hi, double length) {
+  for (double from = lo;;) {
+    const auto free = channel.earliest(from, hi, length);
+    if (!free) return std::nullopt;
+    const auto poll = std::lower_bound(at.begin(), at.end(), *free);
+    if (poll == at.end() || *poll > hi) return std::nullopt;
+    if (channel.free_at(*poll, length)) return *poll;
+    from = *poll;  // busy there: the next free start is later
+  }
+}
+
+/// The latest poll at or after `lo` from which `length` seconds end by `deadline` and overlap
+/// no busy time.
+std::optional<double> latest_poll(const channel_map& channel, const polls& at, double lo,
+                                  double deadline, double length) {
+  for (double until = deadline;;) {
+    const auto free = channel.latest(lo, until, length);
+    if (!free) return std::nullopt;
+    auto poll = std::upper_bound(at.begin(), at.end(), *free);
+    if (poll == at.begin()) return std::nullopt;
+    --poll;
+    if (*poll < lo) return std::nullopt;
+    if (channel.free_at(*poll, length)) return *poll;
+    until = *poll + length;  // busy there: the next free start is earlier
+  }
+}
+
 /// One job's iteration as the last prediction timed it.
 struct job_view {
   const access_sequence* s = nullptr;
@@ -125,6 +163,18 @@ struct job_view {
   [[nodiscard]] double access_end(std::size_t t, std::size_t a) const {
     const auto op = s->access_op(t, a);
     return op ? op_end(*op) : 0.0;
+  }
+
+  /// Every operation's start and end, sorted.
+  [[nodiscard]] polls moments() const {
+    polls at;
+    at.reserve(2 * s->operations.size());
+    for (std::size_t op = 0; op < s->operations.size(); ++op) {
+      at.push_back(op_start(op));
+      at.push_back(op_end(op));
+    }
+    std::sort(at.begin(), at.end());
+    return at;
   }
 
   /// Whether tensor `t` takes device memory at the end of instant `at_s`, nothing planned.
@@ -312,15 +362,18 @@ class planning {
                      [](const candidate& a, const candidate& b) { return a.rank > b.rank; });
   }
 
-  /// The operation before `needed_op` that starts last no later than `at_s`, and the delay.
+  /// The trigger of a copy placed at `at_s` (a poll: an operation's start or end) before
+  /// operation `needed_op`.
   static trigger trigger_at(const job_view& v, std::size_t needed_op, double at_s) {
-    std::size_t op = needed_op - 1;
-    while (op > 0 && v.op_start(op) > at_s) --op;
-    return {op, std::max(0.0, at_s - v.op_start(op))};
+    return trigger_near(
+        *v.s, [&](std::size_t op) { return v.op_start(op); }, 0, needed_op, at_s,
+        -std::numeric_limits<double>::infinity());
   }
 
   /// Algorithm 1 over the peak's tensors; true when a swap was kept.
   bool swap_round(const system_peak& peak) {
+    std::vector<polls> moments;
+    for (std::size_t j = 0; j < plans_.size(); ++j) moments.push_back(view(j).moments());
     channel_map channel(predictions_.front().next_iteration_s);
     for (const auto& [from, to] : predictions_.front().carried_copies) channel.add(from, to);
     for (const auto& pr : predictions_) {
@@ -334,7 +387,7 @@ class planning {
     for (const auto& c : swap_candidates(peak.at_s)) {
       if (swapped_[c.job].size() >= swap_cap_[c.job] && !swapped_[c.job].count(c.tensor)) continue;
       if (c.wraps) {
-        if (place_across(c, peak.at_s, channel)) {
+        if (place_across(c, peak.at_s, channel, moments[c.job])) {
           added.emplace_back(c.job, plans_[c.job].decisions.size() - 1);
         } else {
           failed_[{c.job, c.tensor, c.stretch, false}] = peak.at_s;
@@ -342,13 +395,14 @@ class planning {
         continue;
       }
       const auto v = view(c.job);
+      const auto& at = moments[c.job];
       const double copy_s = static_cast<double>(c.bytes) / request_.costs.copy_bandwidth;
       const auto out =
-          channel.earliest(v.access_end(c.tensor, c.stretch), peak.at_s - copy_s, copy_s);
+          earliest_poll(channel, at, v.access_end(c.tensor, c.stretch), peak.at_s - copy_s, copy_s);
       std::optional<double> in;
       if (out) {
-        in = channel.latest(std::max(*out + copy_s, peak.at_s) + copy_gap_s,
-                            v.access_start(c.tensor, c.stretch + 1) - copy_gap_s, copy_s);
+        in = latest_poll(channel, at, std::max(*out + copy_s, peak.at_s) + copy_gap_s,
+                         v.access_start(c.tensor, c.stretch + 1) - copy_gap_s, copy_s);
       }
       if (!out || !in) {
         failed_[{c.job, c.tensor, c.stretch, false}] = peak.at_s;
@@ -372,17 +426,18 @@ class planning {
   /// when the peak comes before the first read); the copy in in the next iteration, after the
   /// copy out and the peak, as late as the channel allows and done before the first read. True
   /// when placed (the decision appended, its copies on `channel`).
-  bool place_across(const candidate& c, double peak_s, channel_map& channel) {
+  bool place_across(const candidate& c, double peak_s, channel_map& channel, const polls& at) {
     const auto v = view(c.job);
     const double period = channel.period_s();
     const double copy_s = static_cast<double>(c.bytes) / request_.costs.copy_bandwidth;
     const double released = v.access_end(c.tensor, c.stretch);
     const double peak = peak_s >= released ? peak_s : peak_s + period;
-    const auto out = channel.earliest(released, peak - copy_s, copy_s);
+    // Out in this iteration (its triggers are this iteration's operations).
+    const auto out = earliest_poll(channel, at, released, peak - copy_s, copy_s);
     if (!out) return false;
     // In the next iteration's time.
     const double lo = std::max({*out + copy_s - period, peak - period, 0.0}) + copy_gap_s;
-    const auto in = channel.latest(lo, v.access_start(c.tensor, 1) - copy_gap_s, copy_s);
+    const auto in = latest_poll(channel, at, lo, v.access_start(c.tensor, 1) - copy_gap_s, copy_s);
     if (!in) return false;
     const auto first_op = *v.s->access_op(c.tensor, 1);
     plans_[c.job].decisions.push_back({c.tensor, action::swap, c.stretch, 1,

@@ -91,7 +91,7 @@ footprint_result planned_training::iteration_ended(const std::vector<iteration_r
 }
 
 void planned_training::calibrate(const std::vector<iteration_record>& log) {
-  if (calibrated_ || log.size() < 3 || !executor_ || joined_) return;
+  if (calibrated_ || log.size() < 3 || !executor_) return;
   calibrated_ = true;
   const auto& reference = log[2];
   if (reference.traffic.swapped_out_bytes > 0) return;

@@ -105,8 +105,9 @@ class planned_training {
   /// against 57 ms plain), so the sequence's times, and the plan's swap delays, are scaled to
   /// the reference's and the plan is priced again: its predictions are then at the speed the
   /// job really runs. Not when the reference swapped passively, ran slower than the recording
-  /// or more than twice as fast (something else changed its speed), nor for a job planned
-  /// jointly, whose operation times the executor measures (joint_footprint::measured).
+  /// or more than twice as fast (something else changed its speed). A job planned jointly is
+  /// priced so too; its plans keep coming from the group's planner, which follows the times
+  /// the executor measures (joint_footprint::measured).
   void calibrate(const std::vector<iteration_record>& log);
 
   /// The plan's predictions and what `log` (the job's iterations) measured.

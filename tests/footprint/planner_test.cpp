@@ -143,6 +143,32 @@ TEST(Planners, CapuchinAndTensileKeepNoSwapThatIsCalledOff) {
   }
 }
 
+TEST(Planners, TriggerCopiesWhereTheExecutorLooks) {
+  // The executor looks at its triggers only as operations start and end: a trigger inside an
+  // operation would be met at its end, late. On channels fast and slow, so that prefetches are
+  // wanted at every kind of moment.
+  for (const double bandwidth : {1e9, 1e7}) {
+    for (const auto& s : cnn_like()) {
+      const auto vanilla = predict(s, plan{}).peak_bytes;
+      const cost_options costs{bandwidth};
+      for (const char* name :
+           {"vdnn-all", "superneurons", "capuchin", "tensile", "home:iterations=4"}) {
+        const auto p =
+            make_planner(name)->make_plan(s, {.budget_bytes = vanilla * 6 / 10, .costs = costs});
+        for (const auto& d : p.decisions) {
+          if (d.what != action::swap) continue;
+          for (const auto& when : {d.swap_out, d.swap_in}) {
+            const double length = s.operations[when.op].duration_s;
+            EXPECT_TRUE(when.delay_s == 0 || when.delay_s == length)
+                << name << " on " << s.model << ": tensor " << d.tensor << " triggered "
+                << when.delay_s << " s into operation " << when.op << " of " << length << " s";
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Planners, CheckpointWithoutABudgetKeepsAboutSqrtNActivations) {
   const auto s = testing::small_vgg();
   const auto p = make_planner("checkpoint")->make_plan(s, {});

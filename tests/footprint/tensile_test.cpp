@@ -28,20 +28,26 @@ cost_options slow_link(double bytes_per_s = 1.0) {
   return {.copy_bandwidth = bytes_per_s};
 }
 
+/// `seconds` of other work as operations of 1 s: the executor, and so the planner, starts copies
+/// only as operations start and end (tensile_planner.cpp, polls).
+void idle(sequence_builder& b, const std::string& name, int seconds, phase where = phase::forward) {
+  for (int i = 0; i < seconds; ++i) b.op(name + std::to_string(i), 1, where);
+}
+
 /// f0 [0, 1] makes A (100 B) and B (40 B), f1 [1, 2] reads them, `wait_s` of other work, mk
 /// [2 + wait, 3 + wait] makes C (60 B), 3 s more, bc [6 + wait, 7 + wait] reads C (its last
 /// read), 16 s more, b1 reads A and B. other_bytes 10. The peak, 210 B, is C's life: from mk's
 /// start to bc's end, with A and B idle all through it (their last read ended at 2, the next
 /// starts 16 s after bc). f0..f1 and b1 hold 150 B whatever is planned.
-access_sequence idle_around_peak(double wait_s) {
+access_sequence idle_around_peak(int wait_s) {
   sequence_builder b("idle-around-peak");
   const auto f0 = b.op("f0", 1);
   const auto f1 = b.op("f1", 1);
-  b.op("wait", wait_s);
+  idle(b, "wait", wait_s);
   const auto mk = b.op("mk", 1);
-  b.op("wait2", 3);
+  idle(b, "wait2", 3);
   const auto bc = b.op("bc", 1, phase::backward);
-  b.op("wait3", 16, phase::backward);
+  idle(b, "wait3", 16, phase::backward);
   const auto b1 = b.op("b1", 1, phase::backward);
   b.tensor("A", 100, f0, {f1, b1});
   b.tensor("B", 40, f0, {f1, b1});
@@ -52,9 +58,10 @@ access_sequence idle_around_peak(double wait_s) {
 
 TEST(Tensile, SwapsTheLargestTensorsAtThePeakWhenTheirCopiesFitTheIdleTime) {
   // At 10 B/s with a 16 s wait: the peak starts at 18. A's copy out takes 10 s (2-12), B's 4 s
-  // (12-16): both done by 18. Their copies in come as late as they can: A's 29-39, B's 25-29,
-  // after C is gone. The peak over C's life drops to 70 B; f0..f1 and b1 hold 150 B: the new
-  // peak, which no swap can lower (A and B are read then).
+  // (12-16): both done by 18. Their copies in come as late as they can at an operation's start,
+  // 1 ns clear of the reader and of each other: A's 28-38, B's 23-27, after C is gone. The peak
+  // over C's life drops to 70 B; f0..f1 and b1 hold 150 B: the new peak, which no swap can lower
+  // (A and B are read then).
   const auto s = idle_around_peak(16);
   const auto p = make_planner("tensile")->make_plan(s, {.budget_bytes = 0, .costs = slow_link(10)});
   validate(p, s);
@@ -68,7 +75,8 @@ TEST(Tensile, SwapsTheLargestTensorsAtThePeakWhenTheirCopiesFitTheIdleTime) {
   EXPECT_EQ(planned.stall_s, 0.0);
   EXPECT_DOUBLE_EQ(planned.iteration_s, vanilla.iteration_s);
   EXPECT_EQ(planned.swapped_out_bytes, 140u);
-  EXPECT_NEAR(planned.copies[0].in_done_s, 39.0, 1e-6);  // A back just as b1 starts
+  EXPECT_NEAR(planned.copies[0].in_done_s, 38.0, 1e-6);  // A back a second before b1 starts
+  EXPECT_NEAR(planned.copies[1].in_done_s, 27.0, 1e-6);
 }
 
 TEST(Tensile, LeavesATensorWhoseCopyOutCannotBeDoneByThePeak) {
@@ -117,13 +125,14 @@ TEST(Tensile, SwapsOptimizerStateAcrossIterations) {
   // A momentum (50 B) read only by the step, the last operation; act (30 B) made at 10 and
   // read at 31. The momentum's stretch across iterations, from the step to the next one's, is
   // idle through the peak (act's life, from 10): out right after the step (43-48 at 10 B/s: 0-5
-  // of the next iteration), back after act is gone (37-42), before the step at 42.
+  // of the next iteration), back after act is gone (36-41, from the last operation start at
+  // which it is done before the step at 42).
   sequence_builder b("optimizer");
-  b.op("pre", 10);
+  idle(b, "pre", 10);
   const auto f0 = b.op("f0", 1);
-  b.op("mid", 20);
+  idle(b, "mid", 20);
   const auto b0 = b.op("b0", 1, phase::backward);
-  b.op("wait", 10, phase::backward);
+  idle(b, "wait", 10, phase::backward);
   const auto step = b.op("step", 1, phase::optimizer, op_kind::optimizer);
   b.tensor("act", 30, f0, {b0});
   b.tensor("momentum", 50, std::nullopt, {step}, tensor_role::optimizer_state);
@@ -136,7 +145,7 @@ TEST(Tensile, SwapsOptimizerStateAcrossIterations) {
   EXPECT_EQ(p.decisions[0].needed_at, 1u);
   const auto planned = predict(s, p, slow_link(10));
   EXPECT_DOUBLE_EQ(planned.copies[0].out_done_s, 48.0);
-  EXPECT_NEAR(planned.copies[0].in_done_s, 42.0, 1e-6);
+  EXPECT_NEAR(planned.copies[0].in_done_s, 41.0, 1e-6);
   EXPECT_EQ(planned.stall_s, 0.0);
   EXPECT_EQ(predict(s, plan{}, slow_link(10)).peak_bytes, 80u);
   // The momentum alone: until its copy out completes (5 s into the iteration), back for the step.
