@@ -15,17 +15,22 @@
 //   count as one block, access_sequence::scratch_bytes_by_op, for its duration. The curve has
 //   one point per instant, what is held at its end: releases at an instant go before the
 //   allocations at it.
-// - Swap. The copy out is issued at max(end of the release access's operation, swap_out trigger);
-//   the memory is freed when it completes. The copy in is issued at the swap_in trigger (its
-//   operation's actual start plus its delay) and takes the memory at issue. A trigger's time is
-//   the actual start of its operation plus its delay. Copies run one at a time on the channel,
-//   in issue order, each bytes / copy_bandwidth seconds.
-// - Called off. A swap whose copy out has not completed by its swap_in trigger is called off,
-//   as the executor does: the tensor never left, so its memory is held throughout, no copy in
-//   is issued and its reader does not wait; a copy out under way still runs on the channel,
+// - Polls. The executor acts on swaps only when it looks: at each operation's start (when it is
+//   reached, before it waits for anything or runs reruns) and at its end. A trigger's time is
+//   when its operation was reached plus its delay; it is acted on at the first poll at or after
+//   that. A poll, in order: copies out completed since the last one free their memory; copies
+//   out whose release access has ended and whose trigger has come are issued; copies in whose
+//   trigger has come are issued (taking the memory then) if their copy out has been seen
+//   complete, else the swap is called off. Then, at an operation's start, whatever it (or a
+//   rerun before it) reads that is still out is brought back the same way (the executor's
+//   settle), and the operation waits for those copies in. Copies run one at a time on the
+//   channel, in issue order, each bytes / copy_bandwidth seconds.
+// - Called off. A swap whose copy in is due before its copy out was seen complete is called
+//   off, as the executor does: the tensor never left, so its memory is held throughout, no copy
+//   in is issued and its reader does not wait; a copy out under way still runs on the channel,
 //   unused, and the iteration ends only once it is done (its wait counts as stall); one not
-//   issued yet (its release or its trigger still to come) never is. Stretches across the
-//   boundary excepted: their copy out is the previous iteration's (start_wrap).
+//   issued yet never is. Stretches across the boundary excepted: their copy out is the
+//   previous iteration's (start_wrap), and they still leave at the iteration's end.
 // - Recompute. The memory is freed at the end of the release access's operation and taken at the
 //   start of the rerun (the creating operation once more, its recorded duration). A rerun's
 //   input that is recomputed itself is rebuilt first and then stays (its own stretch ends
@@ -37,15 +42,15 @@
 //   last operation ends (prediction::next_iteration_s); what the boundary carries is, per
 //   wrapping decision, when its copy out completed (from the next iteration's start: negative
 //   when before it), and the copies still on the channel then: one running (the rest of it,
-//   first), those queued (issued before the boundary: ahead of every copy of the next
-//   iteration) and those issued after the boundary (a trigger's delay past the last
-//   operation), which take their place by issue time among the next iteration's. A wrapping
-//   tensor is held at the
-//   iteration's start only until its carried copy out completes; its copy in is issued at
-//   max(swap_in trigger, that completion) and takes the memory then; its copy out, at the end,
-//   frees it on completion, possibly after the last operation. The first iteration replayed
-//   (nothing carried) starts with the tensor already out, as a run's first planned iteration
-//   does (the executor moves it out before).
+//   first) and those queued (issued before the boundary: ahead of every copy of the next
+//   iteration; none is issued after it, since a job's last poll is its last operation's end).
+//   A wrapping tensor is held at the iteration's start until the first poll after its carried
+//   copy out completes; its copy in is issued at its trigger's poll if that has been seen, else
+//   the swap is called off for the iteration; its copy out is issued at its trigger's poll, or
+//   at the last operation's end if that comes first (the executor's end of the iteration), and
+//   frees the memory at the next poll, in the next iteration when it completes after the last
+//   operation. The first iteration replayed (nothing carried) starts with the tensor already
+//   out, as a run's first planned iteration does (the executor moves it out before).
 
 #include "tandem/footprint/cost_model.hpp"
 
@@ -77,6 +82,10 @@ struct work_item {
   std::size_t op = 0;
   std::optional<std::size_t> rebuilds;  ///< the recompute decision a rerun serves
   std::vector<std::size_t> waits_for;   ///< swap decisions whose copy in must be complete
+  /// The first item run for an operation: when it is first tried, the executor's callback
+  /// for the operation's start comes (a poll; see "Polls").
+  bool reaches = false;
+  bool reached = false;
 };
 
 /// A decision's progress during the replay.
@@ -84,7 +93,8 @@ struct stretch_state {
   std::optional<double> released_s;  ///< end of the release access's operation
   std::optional<double> out_trigger_s;
   std::optional<double> in_trigger_s;
-  std::optional<double> out_done_s;
+  std::optional<double> out_done_s;  ///< when its copy out completed
+  bool out_noticed = false;          ///< a poll has seen the copy out complete: the memory is free
   bool out_issued = false;
   bool in_issued = false;
   bool in_done = false;
@@ -132,7 +142,6 @@ struct copy {
   std::optional<double> carried_s;  ///< the previous iteration's, this long (no decision here)
   double started_s = 0;
   double done_s = 0;
-  bool cancelled = false;  ///< a copy out whose swap was called off before its issue time
 };
 
 struct job_replay {
@@ -183,6 +192,11 @@ struct job_replay {
   std::vector<std::vector<std::size_t>> in_triggers_;
   std::vector<stretch_state> stretches_;
   std::vector<bool> rebuilt_;  ///< recompute decisions whose tensor is back (rerun planned)
+  // What the next poll looks at (few at a time): swaps released whose copy out is not issued,
+  // copies out not yet seen complete, swaps whose copy in is triggered and not issued.
+  std::vector<std::size_t> outs_pending_;
+  std::vector<std::size_t> outs_under_way_;
+  std::vector<std::size_t> ins_pending_;
 
   std::size_t next_op = 0;
   std::deque<work_item> items;  ///< what runs before (and including) next_op
@@ -225,6 +239,7 @@ struct job_replay {
       if (const auto k = swapped_before(t, op)) own.waits_for.push_back(*k);
     }
     items.push_back(std::move(own));
+    items.front().reaches = true;
   }
 
   void plan_rebuild(std::size_t t, std::size_t op) {
@@ -294,22 +309,21 @@ class replay {
           try_item(next.index);
           break;
         case event_kind::copy_issued:
-          if (copies_[next.index].cancelled) break;
           channel_queue_.push_back(next.index);
           if (!channel_busy_) start_next_copy();
           break;
         case event_kind::copy_done:
           copy_done(next.index);
           break;
-        case event_kind::in_due:
-          in_due(ins_due_[next.index].first, ins_due_[next.index].second);
+        case event_kind::operation_end:
+          operation_ended(next.index);
           break;
       }
     }
     // The iteration ends once the copies out of swaps called off are done, as the executor
     // waits for them (those across the boundary go on into the next iteration).
     for (const auto& moved : copies_) {
-      if (moved.carried_s || moved.inbound || moved.cancelled) continue;
+      if (moved.carried_s || moved.inbound) continue;
       auto& job = jobs_[moved.job];
       if (!job.never_leaves(moved.decision)) continue;
       if (moved.done_s > job.result.iteration_s) {
@@ -370,14 +384,19 @@ class replay {
   }
 
  private:
-  enum class event_kind : std::uint8_t { try_item, copy_issued, copy_done, in_due };
+  enum class event_kind : std::uint8_t { try_item, copy_issued, copy_done, operation_end };
   struct event {
     double at_s = 0;
     std::uint64_t order = 0;  ///< ties at one instant: first scheduled, first processed
     event_kind what = event_kind::try_item;
-    std::size_t index = 0;  ///< the job (try_item), the copy, or the swap-in due (in_due)
+    std::size_t index = 0;  ///< the job (try_item, operation_end) or the copy
+    /// At one instant copies complete first: a poll then sees what completed at it.
     bool operator>(const event& other) const {
-      return at_s != other.at_s ? at_s > other.at_s : order > other.order;
+      if (at_s != other.at_s) return at_s > other.at_s;
+      const bool done = what == event_kind::copy_done;
+      const bool other_done = other.what == event_kind::copy_done;
+      if (done != other_done) return other_done;
+      return order > other.order;
     }
   };
 
@@ -407,6 +426,10 @@ class replay {
 
   void try_item(std::size_t j) {
     auto& job = jobs_[j];
+    if (auto& front = job.items.front(); front.reaches && !front.reached) {
+      front.reached = true;
+      operation_reached(j, job.items.back().op);
+    }
     if (!job.front_ready()) {
       job.waiting = true;  // a copy in completing tries again
       return;
@@ -448,20 +471,72 @@ class replay {
       job.give(end, job.scratch_[op]);
     }
     for (const auto t : job.natural_releases_[op]) job.give(end, s.tensors[t].bytes);
-    for (const auto k : job.releases_[op]) release(j, k, end);
-    for (const auto k : job.out_triggers_[op]) {
-      job.stretches_[k].out_trigger_s = start + job.plan_.decisions[k].swap_out.delay_s;
-      issue_copy_out(j, k);
-    }
+    job.next_op = op + 1;
+    schedule(end, event_kind::operation_end, j);
+  }
+
+  /// The executor's callback for operation `op`'s start (before it waits for anything): its
+  /// triggers start counting, then a poll, then what the operation reads comes back now if no
+  /// trigger brought it (the executor's settle).
+  void operation_reached(std::size_t j, std::size_t op) {
+    auto& job = jobs_[j];
+    for (const auto k : job.out_triggers_[op])
+      job.stretches_[k].out_trigger_s = now_ + job.plan_.decisions[k].swap_out.delay_s;
     for (const auto k : job.in_triggers_[op]) {
-      job.stretches_[k].in_trigger_s = start + job.plan_.decisions[k].swap_in.delay_s;
-      issue_copy_in(j, k);
-      if (!job.stretches_[k].in_issued) {
-        ins_due_.emplace_back(j, k);
-        schedule(*job.stretches_[k].in_trigger_s, event_kind::in_due, ins_due_.size() - 1);
+      job.stretches_[k].in_trigger_s = now_ + job.plan_.decisions[k].swap_in.delay_s;
+      job.ins_pending_.push_back(k);
+    }
+    poll(j);
+    for (const auto& item : job.items) {
+      for (const auto k : item.waits_for) {
+        if (!job.stretches_[k].in_issued) bring_in(j, k);
       }
     }
-    job.next_op = op + 1;
+  }
+
+  /// The executor's callback for an operation's end: the release accesses it was, then a poll;
+  /// after the last operation, swaps across the boundary not issued yet leave (the executor's
+  /// end of the iteration).
+  void operation_ended(std::size_t j) {
+    auto& job = jobs_[j];
+    const auto op = job.next_op - 1;
+    for (const auto k : job.releases_[op]) release(j, k, now_);
+    poll(j);
+    if (!job.done() || !job.items.empty()) return;
+    for (const auto k : std::vector<std::size_t>(job.outs_pending_)) {
+      if (job.plan_.decisions[k].wraps) issue_copy_out(j, k);
+    }
+  }
+
+  /// What the executor does whenever it looks (Polls): copies out seen complete free their
+  /// memory; copies out whose release and trigger have come are issued; copies in whose
+  /// trigger has come are issued, or their swap called off.
+  void poll(std::size_t j) {
+    auto& job = jobs_[j];
+    std::erase_if(job.outs_under_way_, [&](std::size_t k) {
+      auto& state = job.stretches_[k];
+      if (!state.out_done_s || *state.out_done_s > now_) return false;
+      notice_out(j, k);
+      return true;
+    });
+    for (const auto k : std::vector<std::size_t>(job.outs_pending_)) {
+      const auto& state = job.stretches_[k];
+      if (*state.released_s <= now_ && state.out_trigger_s && *state.out_trigger_s <= now_)
+        issue_copy_out(j, k);
+    }
+    for (const auto k : std::vector<std::size_t>(job.ins_pending_)) {
+      if (*job.stretches_[k].in_trigger_s <= now_) bring_in(j, k);
+    }
+  }
+
+  /// A poll has seen decision `k`'s copy out complete: its memory is free, unless the swap was
+  /// called off.
+  void notice_out(std::size_t j, std::size_t k) {
+    auto& job = jobs_[j];
+    auto& state = job.stretches_[k];
+    state.out_noticed = true;
+    if (job.never_leaves(k)) return;
+    job.give(now_, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
   }
 
   /// A wrapping decision at the iteration's start: out since the previous iteration's copy out
@@ -473,7 +548,13 @@ class replay {
     const auto carried = carried_ ? carried_->out_done_s[j][k] : std::nullopt;
     const double done = carried.value_or(-std::numeric_limits<double>::infinity());
     state.out_done_s = done;
-    job.give(std::max(0.0, done), job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
+    state.out_issued = true;  // in the previous iteration
+    if (done <= 0) {
+      state.out_noticed = true;
+      job.give(0, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
+    } else {
+      job.outs_under_way_.push_back(k);  // seen by the first poll after it completes
+    }
   }
 
   /// Decision `k`'s tensor has had its release access, which ended at `at_s`.
@@ -485,54 +566,42 @@ class replay {
       return;
     }
     job.stretches_[k].released_s = at_s;
-    issue_copy_out(j, k);
+    if (!job.never_leaves(k)) job.outs_pending_.push_back(k);
   }
 
   void issue_copy_out(std::size_t j, std::size_t k) {
-    auto& state = jobs_[j].stretches_[k];
-    if (jobs_[j].never_leaves(k) || state.out_issued || !state.released_s || !state.out_trigger_s)
-      return;
+    auto& job = jobs_[j];
+    std::erase(job.outs_pending_, k);
+    auto& state = job.stretches_[k];
     state.out_issued = true;
+    state.out_done_s.reset();  // a stretch across the boundary: the previous one was carried
+    state.out_noticed = false;
     state.out_copy = copies_.size();
-    copies_.push_back(
-        {j, k, false, std::max(*state.released_s, *state.out_trigger_s), std::nullopt, 0, 0});
-    schedule(copies_.back().issue_s, event_kind::copy_issued, copies_.size() - 1);
+    copies_.push_back({j, k, false, now_, std::nullopt, 0, 0});
+    job.outs_under_way_.push_back(k);
+    schedule(now_, event_kind::copy_issued, copies_.size() - 1);
   }
 
-  void issue_copy_in(std::size_t j, std::size_t k) {
+  /// Decision `k`'s copy in is due (its trigger came, or its reader did): issued when the
+  /// copy out has been seen complete, else the swap is called off: the tensor has not left
+  /// (its copy out under way, queued, or not issued, which it then never is).
+  void bring_in(std::size_t j, std::size_t k) {
     auto& job = jobs_[j];
+    std::erase(job.ins_pending_, k);
     auto& state = job.stretches_[k];
-    if (state.in_issued || !state.out_done_s || !state.in_trigger_s) return;
-    if (*state.out_done_s > *state.in_trigger_s) {
-      // Only a copy out carried from the previous iteration (a stretch across the boundary) is
-      // known to complete after the trigger; the tensor it was counted as freeing then
-      // (start_wrap) stays, and its copy out at this iteration's end is a new one.
-      job.take(std::max(0.0, *state.out_done_s),
-               job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
+    if (state.in_issued) return;
+    if (!state.out_noticed) {
+      std::erase(job.outs_pending_, k);
+      // A stretch across the boundary whose carried copy out is still under way: the memory
+      // it was to free stays.
+      if (job.plan_.decisions[k].wraps) std::erase(job.outs_under_way_, k);
       call_off(j, k);
       return;
     }
     state.in_issued = true;
-    const double issue = std::max(*state.in_trigger_s, *state.out_done_s);
-    job.take(issue, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
-    copies_.push_back({j, k, true, issue, std::nullopt, 0, 0});
-    schedule(issue, event_kind::copy_issued, copies_.size() - 1);
-  }
-
-  /// Decision `k`'s swap_in trigger has come and its copy in could not be issued: called off,
-  /// since its copy out is not done (under way, queued, or not issued yet).
-  void in_due(std::size_t j, std::size_t k) {
-    auto& job = jobs_[j];
-    auto& state = job.stretches_[k];
-    if (state.in_issued || job.plan_.decisions[k].wraps) return;
-    if (state.out_done_s && *state.out_done_s <= now_) {
-      issue_copy_in(j, k);  // done at this very instant
-      return;
-    }
-    // A copy out issued later than now (at its release access's end, or its trigger) never is.
-    if (state.out_copy && copies_[*state.out_copy].issue_s > now_)
-      copies_[*state.out_copy].cancelled = true;
-    call_off(j, k);
+    job.take(now_, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
+    copies_.push_back({j, k, true, now_, std::nullopt, 0, 0});
+    schedule(now_, event_kind::copy_issued, copies_.size() - 1);
   }
 
   /// Decision `k`'s tensor is needed back before its copy out completed: it stays.
@@ -579,12 +648,8 @@ class replay {
     auto& state = job.stretches_[moved.decision];
     (moved.inbound ? state.timing.in_done_s : state.timing.out_done_s) = now_;
     if (!moved.inbound) {
-      if (job.never_leaves(moved.decision)) return;
-      job.give(now_, bytes);
-      job.result.swapped_out_bytes += bytes;
-      state.out_done_s = now_;
-      // A wrapping decision's copy in came first, in this iteration's beginning.
-      if (!job.plan_.decisions[moved.decision].wraps) issue_copy_in(moved.job, moved.decision);
+      state.out_done_s = now_;  // its memory is free from the next poll (notice_out)
+      if (!job.never_leaves(moved.decision)) job.result.swapped_out_bytes += bytes;
       return;
     }
     job.result.swapped_in_bytes += bytes;
@@ -622,7 +687,6 @@ class replay {
   const boundary_carry* carried_ = nullptr;  ///< null: a run's first iteration
   std::vector<job_replay> jobs_;
   std::vector<copy> copies_;
-  std::vector<std::pair<std::size_t, std::size_t>> ins_due_;  ///< job, decision (in_due events)
   std::deque<std::size_t> channel_queue_;
   bool channel_busy_ = false;
   std::priority_queue<event, std::vector<event>, std::greater<>> events_;

@@ -20,14 +20,17 @@ using testing::sequence_builder;
 const cost_options slow_channel{1000};  // 1000 bytes a second: a 1000-byte copy takes 1 s
 
 /// make_x [0,1) makes x (1000 B); pad [1,2); make_z [2,4) makes z (3000 B, never read);
-/// make_y [4,8) makes y (2000 B); use [8,9) reads x and y.
+/// make_y [4,7) makes y (2000 B); pad2 [7,8); use [8,9) reads x and y.
 /// Kept: x over [0,9), z over [2,4), y over [4,9): peak 4000 over [2,4).
+/// The executor, and so the cost model, looks at triggers as operations start and end: at 0, 1,
+/// 2, 4, 7, 8 and 9 ("Polls", cost_model.cpp).
 access_sequence swap_case() {
   sequence_builder b("swap-case");
   const auto make_x = b.op("make_x", 1);
   b.op("pad", 1);
   const auto make_z = b.op("make_z", 2);
-  const auto make_y = b.op("make_y", 4);
+  const auto make_y = b.op("make_y", 3);
+  b.op("pad2", 1);
   const auto use = b.op("use", 1, phase::backward);
   b.tensor("x", 1000, make_x, {use});
   b.tensor("z", 3000, make_z, {});
@@ -66,8 +69,9 @@ TEST(CostModel, AnOperationsScratchCountsAsTheMostItHeldAtOnce) {
 }
 
 TEST(CostModel, SwapHiddenBehindComputeCostsNoTime) {
-  // Out: issued when make_x ends (1), done at 2. In: make_y starts at 4, + 3 s: issued at 7,
-  // done at 8, just as `use` may start. x is out over [2,7): the peak falls to 3000.
+  // Out: issued when make_x ends (1), done at 2, its memory free from the poll then (pad's
+  // end). In: make_y starts at 4, + 3 s: 7, make_y's end, issued then, done at 8, just as `use`
+  // may start. x is out over [2,7): the peak falls to 3000.
   const auto planned = predict(swap_case(), swap_x(3), slow_channel);
   EXPECT_DOUBLE_EQ(planned.iteration_s, 9);
   EXPECT_EQ(planned.stall_s, 0);
@@ -79,25 +83,45 @@ TEST(CostModel, SwapHiddenBehindComputeCostsNoTime) {
   EXPECT_EQ(planned.recompute_s, 0);
 }
 
-TEST(CostModel, LatePrefetchStallsByWhatIsMissing) {
-  // In issued at 4 + 3.5 = 7.5, done at 8.5: `use` waits 0.5 s and ends at 9.5.
+TEST(CostModel, APrefetchTriggeredInsideAnOperationIsIssuedAtItsEndAndStalls) {
+  // In triggered at 4 + 3.5 = 7.5, inside pad2: issued when pad2 ends (8), done at 9. `use`
+  // waits 1 s and ends at 10.
   const auto planned = predict(swap_case(), swap_x(3.5), slow_channel);
-  EXPECT_DOUBLE_EQ(planned.stall_s, 0.5);
-  EXPECT_DOUBLE_EQ(planned.iteration_s, 9.5);
+  EXPECT_DOUBLE_EQ(planned.stall_s, 1);
+  EXPECT_DOUBLE_EQ(planned.iteration_s, 10);
+  EXPECT_EQ(planned.copies[0], (copy_timing{1, 1, 2, 8, 8, 9}));
   EXPECT_EQ(planned.curve,
-            (std::vector<memory_point>{{0, 1000}, {2, 3000}, {4, 2000}, {7.5, 3000}, {9.5, 0}}));
+            (std::vector<memory_point>{{0, 1000}, {2, 3000}, {4, 2000}, {8, 3000}, {10, 0}}));
 }
 
 TEST(CostModel, SwapOutWaitsForItsTriggerAndTheReleaseAccess) {
-  // Out triggered by make_z (starts at 2) + 0.5: issued at 2.5, done at 3.5; in triggered at
-  // make_y's start (4), issued then, done at 5.
+  // x is released when make_x ends (1); its copy out is triggered by pad (starts at 1) + 0.5,
+  // seen when pad ends: issued at 2, done at 3, its memory free from the next poll, make_z's
+  // end (4). In triggered at pad2's start (7), issued then, done at 8.
   plan p;
-  p.decisions.push_back({0, action::swap, 0, 1, {2, 0.5}, {3, 0}, false});
+  p.decisions.push_back({0, action::swap, 0, 1, {1, 0.5}, {4, 0}, false});
   const auto planned = predict(swap_case(), p, slow_channel);
+  EXPECT_EQ(planned.copies[0], (copy_timing{2, 2, 3, 7, 7, 8}));
   EXPECT_EQ(planned.curve,
-            (std::vector<memory_point>{{0, 1000}, {2, 4000}, {3.5, 3000}, {4, 3000}, {9, 0}}));
+            (std::vector<memory_point>{{0, 1000}, {2, 4000}, {4, 2000}, {7, 3000}, {9, 0}}));
   EXPECT_EQ(planned.peak_bytes, 4000u);
   EXPECT_EQ(planned.stall_s, 0);
+}
+
+TEST(CostModel, ACopyInTriggeredInsideAnOperationIsSeenAtItsEnd) {
+  // Out as above (2-3), in triggered at make_z's start + 1.5 = 3.5, seen at make_z's end (4),
+  // where the poll sees the copy out's completion first: x comes back at 4, done at 5. Had the
+  // trigger been make_z's start (2), the copy out would not have been done: called off, x never
+  // leaves.
+  plan p;
+  p.decisions.push_back({0, action::swap, 0, 1, {1, 0.5}, {2, 1.5}, false});
+  const auto late = predict(swap_case(), p, slow_channel);
+  EXPECT_EQ(late.copies[0], (copy_timing{2, 2, 3, 4, 4, 5}));
+  EXPECT_EQ(late.called_off_bytes, 0u);
+  p.decisions[0].swap_in = {2, 0};
+  const auto early = predict(swap_case(), p, slow_channel);
+  EXPECT_EQ(early.called_off_bytes, 1000u);
+  EXPECT_EQ(early.curve, predict(swap_case(), plan{}, slow_channel).curve);
 }
 
 /// make_a [0,1) makes a (100 B); make_b [1,3) reads a, makes b (200 B); make_c [3,4) makes c
@@ -155,9 +179,9 @@ TEST(CostModel, MeasuresAPlanThatLosesNothing) {
 }
 
 TEST(CostModel, JobsQueueTheirCopiesOnOneChannel) {
-  // Both jobs issue their copy out at 1: the first runs over [1,2), the second over [2,3).
-  // Both issue their copy in at 7: the first over [7,8), the second over [8,9), so the
-  // second job's `use` waits until 9 (stall 1) and ends at 10.
+  // Both jobs issue their copy out at 1: the first runs over [1,2), the second over [2,3), its
+  // memory free from make_z's end (4). Both issue their copy in at 7: the first over [7,8), the
+  // second over [8,9), so the second job's `use` waits until 9 (stall 1) and ends at 10.
   const auto s = swap_case();
   const auto p = swap_x(3);
   const std::vector<planned_job> jobs{{&s, &p}, {&s, &p}};
@@ -167,16 +191,16 @@ TEST(CostModel, JobsQueueTheirCopiesOnOneChannel) {
   EXPECT_EQ(both[0].stall_s, 0);
   EXPECT_DOUBLE_EQ(both[1].iteration_s, 10);
   EXPECT_DOUBLE_EQ(both[1].stall_s, 1);
-  EXPECT_EQ(both[1].curve, (std::vector<memory_point>{
-                               {0, 1000}, {2, 4000}, {3, 3000}, {4, 2000}, {7, 3000}, {10, 0}}));
+  EXPECT_EQ(both[1].curve,
+            (std::vector<memory_point>{{0, 1000}, {2, 4000}, {4, 2000}, {7, 3000}, {10, 0}}));
 }
 
-/// load [0,4); f [4,5) reads w; a [5,8) makes act (3000 B); b [8,9) reads act, makes g (100 B,
-/// a gradient: it does not exist before b); step [9,10) reads w, p2 and g. w (1000 B) and p2
-/// (500 B) are persistent.
+/// load0..load3 [0,4), a second each; f [4,5) reads w; a [5,8) makes act (3000 B); b [8,9)
+/// reads act, makes g (100 B, a gradient: it does not exist before b); step [9,10) reads w, p2
+/// and g. w (1000 B) and p2 (500 B) are persistent.
 access_sequence across_case() {
   sequence_builder b("across");
-  b.op("load", 4);
+  for (int i = 0; i < 4; ++i) b.op("load" + std::to_string(i), 1);
   const auto f = b.op("f", 1);
   const auto a = b.op("a", 3);
   const auto use = b.op("b", 1, phase::backward);
@@ -189,32 +213,31 @@ access_sequence across_case() {
 }
 
 TEST(CostModel, AStretchAcrossIterationsIsPricedInTheSteadyState) {
-  // w out after the step (issued at 10, done at 11: 1 s into the next iteration), back at
-  // load + 2.5 (2.5-3.5, before f at 4). p2 out from the iteration's start (trigger load + 0.5)
-  // queues behind the previous iteration's copy of w, still on the channel over [0,1): it runs
-  // over [1,1.5); back at b (8-8.5).
+  // w out after the step (issued at 10, done at 11: 1 s into the next iteration, its memory
+  // free from load0's end), back at load2's start (2-3, before f at 4). p2 out from the
+  // iteration's start, triggered at load0 + 0.5 and so issued at load0's end (1), after the
+  // previous iteration's copy of w, still on the channel over [0,1): it runs over [1,1.5), its
+  // memory free from load1's end (2); back at b (8-8.5).
   plan p;
-  p.decisions.push_back({0, action::swap, 2, 1, {4, 0}, {0, 2.5}, true});
-  p.decisions.push_back({1, action::swap, 0, 1, {0, 0.5}, {3, 0}, false});
+  p.decisions.push_back({0, action::swap, 2, 1, {7, 0}, {2, 0}, true});
+  p.decisions.push_back({1, action::swap, 0, 1, {0, 0.5}, {6, 0}, false});
   const auto s = across_case();
   const auto planned = predict(s, p, slow_channel);
   EXPECT_DOUBLE_EQ(planned.iteration_s, 10);
   EXPECT_DOUBLE_EQ(planned.next_iteration_s, 10);
   EXPECT_EQ(planned.stall_s, 0);
   EXPECT_EQ(planned.carried_copies, (std::vector<std::pair<double, double>>{{0, 1}}));
-  EXPECT_EQ(planned.copies[0], (copy_timing{10, 10, 11, 2.5, 2.5, 3.5}));
-  EXPECT_EQ(planned.copies[1], (copy_timing{0.5, 1, 1.5, 8, 8, 8.5}));
-  // w held only until its copy out completes; g not before b makes it; w's copy out frees it
-  // after the last operation.
+  EXPECT_EQ(planned.copies[0], (copy_timing{10, 10, 11, 2, 2, 3}));
+  EXPECT_EQ(planned.copies[1], (copy_timing{1, 1, 1.5, 8, 8, 8.5}));
+  // w held until its copy out is seen complete (1); at 2 p2 goes and w comes back; g not
+  // before b makes it; w's copy out at the end frees it in the next iteration.
   EXPECT_EQ(planned.curve, (std::vector<memory_point>{{0, 1500},
                                                       {1, 500},
-                                                      {1.5, 0},
-                                                      {2.5, 1000},
+                                                      {2, 1000},
                                                       {5, 4000},
                                                       {8, 4600},
                                                       {9, 1600},
-                                                      {10, 1500},
-                                                      {11, 500}}));
+                                                      {10, 1500}}));
   EXPECT_EQ(planned.peak_bytes, 4600u);
   EXPECT_EQ(planned.swapped_out_bytes, 1500u);
   EXPECT_EQ(planned.swapped_in_bytes, 1500u);
@@ -222,13 +245,13 @@ TEST(CostModel, AStretchAcrossIterationsIsPricedInTheSteadyState) {
 
 TEST(CostModel, ACopyInAcrossIterationsIsCalledOffWhereTheCopyOutBeforeItIsNotDone) {
   // w of 3000 B: its copy out (3 s) ends 3 s into the next iteration, after its copy in's
-  // trigger (load + 0.5). As the executor does, the swap is called off: w never left, so it is
-  // held from the start, no copy in runs and f does not wait. Every iteration lasts 10, and the
-  // copy out, issued at 10, again ends at 3.
+  // trigger (load0 + 0.5, seen at 1). As the executor does, the swap is called off: w never
+  // left, so it is held from the start, no copy in runs and f does not wait. Every iteration
+  // lasts 10, and the copy out, issued at 10, again ends at 3.
   auto s = across_case();
   s.tensors[0].bytes = 3000;
   plan p;
-  p.decisions.push_back({0, action::swap, 2, 1, {4, 0}, {0, 0.5}, true});
+  p.decisions.push_back({0, action::swap, 2, 1, {7, 0}, {0, 0.5}, true});
   const auto planned = predict(s, p, slow_channel);
   EXPECT_DOUBLE_EQ(planned.iteration_s, 10);
   EXPECT_DOUBLE_EQ(planned.stall_s, 0);
