@@ -231,13 +231,9 @@ TEST(CostModel, AStretchAcrossIterationsIsPricedInTheSteadyState) {
   EXPECT_EQ(planned.copies[1], (copy_timing{1, 1, 1.5, 8, 8, 8.5}));
   // w held until its copy out is seen complete (1); at 2 p2 goes and w comes back; g not
   // before b makes it; w's copy out at the end frees it in the next iteration.
-  EXPECT_EQ(planned.curve, (std::vector<memory_point>{{0, 1500},
-                                                      {1, 500},
-                                                      {2, 1000},
-                                                      {5, 4000},
-                                                      {8, 4600},
-                                                      {9, 1600},
-                                                      {10, 1500}}));
+  EXPECT_EQ(planned.curve,
+            (std::vector<memory_point>{
+                {0, 1500}, {1, 500}, {2, 1000}, {5, 4000}, {8, 4600}, {9, 1600}, {10, 1500}}));
   EXPECT_EQ(planned.peak_bytes, 4600u);
   EXPECT_EQ(planned.swapped_out_bytes, 1500u);
   EXPECT_EQ(planned.swapped_in_bytes, 1500u);
