@@ -188,6 +188,8 @@ struct executor_state {
   /// Decisions on persistent tensors out from the iteration's start (released after access 0):
   /// released when the iteration begins, their copy out issued at its trigger.
   std::vector<std::size_t> released_at_begin;
+  /// No iteration has begun yet: the stretches across the boundary have not left.
+  bool fresh = true;
   std::vector<std::vector<std::size_t>> needed_at_start;  ///< decisions
   std::vector<std::vector<std::size_t>> swap_in_at;       ///< swap decisions by swap_in.op
   std::vector<std::size_t> recomputes_from;               ///< recompute decisions by creator
@@ -839,6 +841,15 @@ void plan_executor::begin() {
   s.pending_in.clear();
   s.called_off.assign(s.plan.decisions.size(), false);
   executor_ops ops(s, stats_);
+  if (std::exchange(s.fresh, false)) {
+    // The cost model prices a plan in its steady state, where a stretch across the boundary
+    // left at the end of the iteration before: in the first, such tensors leave as it begins
+    // rather than holding their memory through it.
+    for (const auto& d : s.plan.decisions) {
+      if (d.wraps && d.what == footprint::action::swap && s.tensors.contains(d.tensor))
+        ops.swap_out(d.tensor);
+    }
+  }
   for (const auto k : s.released_at_begin) ops.release(k);
   s.ending = false;
   s.reading.clear();
