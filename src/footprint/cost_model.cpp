@@ -316,7 +316,7 @@ class replay {
           copy_done(next.index);
           break;
         case event_kind::operation_end:
-          operation_ended(next.index);
+          operation_ended(ends_[next.index].first, ends_[next.index].second);
           break;
       }
     }
@@ -389,7 +389,7 @@ class replay {
     double at_s = 0;
     std::uint64_t order = 0;  ///< ties at one instant: first scheduled, first processed
     event_kind what = event_kind::try_item;
-    std::size_t index = 0;  ///< the job (try_item, operation_end) or the copy
+    std::size_t index = 0;  ///< the job (try_item), the copy, or the operation ended (ends_)
     /// At one instant copies complete first: a poll then sees what completed at it.
     bool operator>(const event& other) const {
       if (at_s != other.at_s) return at_s > other.at_s;
@@ -472,7 +472,10 @@ class replay {
     }
     for (const auto t : job.natural_releases_[op]) job.give(end, s.tensors[t].bytes);
     job.next_op = op + 1;
-    schedule(end, event_kind::operation_end, j);
+    // Not from next_op then: where recorded operations overlap, the next may start before this
+    // one ends.
+    ends_.emplace_back(j, op);
+    schedule(end, event_kind::operation_end, ends_.size() - 1);
   }
 
   /// The executor's callback for operation `op`'s start (before it waits for anything): its
@@ -497,12 +500,11 @@ class replay {
   /// The executor's callback for an operation's end: the release accesses it was, then a poll;
   /// after the last operation, swaps across the boundary not issued yet leave (the executor's
   /// end of the iteration).
-  void operation_ended(std::size_t j) {
+  void operation_ended(std::size_t j, std::size_t op) {
     auto& job = jobs_[j];
-    const auto op = job.next_op - 1;
     for (const auto k : job.releases_[op]) release(j, k, now_);
     poll(j);
-    if (!job.done() || !job.items.empty()) return;
+    if (op + 1 != job.sequence_.operations.size()) return;
     for (const auto k : std::vector<std::size_t>(job.outs_pending_)) {
       if (job.plan_.decisions[k].wraps) issue_copy_out(j, k);
     }
@@ -687,6 +689,7 @@ class replay {
   const boundary_carry* carried_ = nullptr;  ///< null: a run's first iteration
   std::vector<job_replay> jobs_;
   std::vector<copy> copies_;
+  std::vector<std::pair<std::size_t, std::size_t>> ends_;  ///< job, operation (operation_end)
   std::deque<std::size_t> channel_queue_;
   bool channel_busy_ = false;
   std::priority_queue<event, std::vector<event>, std::greater<>> events_;

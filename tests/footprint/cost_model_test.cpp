@@ -303,10 +303,15 @@ access_sequence random_sequence(std::mt19937& rng) {
   std::uniform_int_distribution<std::size_t> bytes(1, 5000);
   sequence_builder b("random");
   const auto n = op_count(rng);
+  double previous_s = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const auto where = i < n / 2 ? phase::forward : phase::backward;
-    b.op("op" + std::to_string(i), duration(rng), where, op_kind::other,
-         coin(rng) < 0.3 ? duration(rng) / 4 : 0);
+    // Idle time before some operations, and some that start before the one before has ended
+    // (recorded operations may overlap).
+    const double draw = coin(rng);
+    const double gap_s = draw < 0.3 ? duration(rng) / 4 : draw < 0.45 ? -previous_s / 2 : 0;
+    previous_s = duration(rng);
+    b.op("op" + std::to_string(i), previous_s, where, op_kind::other, gap_s);
   }
   std::uniform_int_distribution<std::size_t> tensor_count(1, 3 * n);
   const auto tensors = tensor_count(rng);
