@@ -95,10 +95,8 @@ struct stretch_state {
   std::optional<double> in_trigger_s;
   std::optional<double> out_done_s;  ///< when its copy out completed
   bool out_noticed = false;          ///< a poll has seen the copy out complete: the memory is free
-  bool out_issued = false;
   bool in_issued = false;
   bool in_done = false;
-  std::optional<std::size_t> out_copy;  ///< its copy out, once issued (copies_)
   copy_timing timing;
 };
 
@@ -550,7 +548,6 @@ class replay {
     const auto carried = carried_ ? carried_->out_done_s[j][k] : std::nullopt;
     const double done = carried.value_or(-std::numeric_limits<double>::infinity());
     state.out_done_s = done;
-    state.out_issued = true;  // in the previous iteration
     if (done <= 0) {
       state.out_noticed = true;
       job.give(0, job.sequence_.tensors[job.plan_.decisions[k].tensor].bytes);
@@ -575,10 +572,8 @@ class replay {
     auto& job = jobs_[j];
     std::erase(job.outs_pending_, k);
     auto& state = job.stretches_[k];
-    state.out_issued = true;
     state.out_done_s.reset();  // a stretch across the boundary: the previous one was carried
     state.out_noticed = false;
-    state.out_copy = copies_.size();
     copies_.push_back({j, k, false, now_, std::nullopt, 0, 0});
     job.outs_under_way_.push_back(k);
     schedule(now_, event_kind::copy_issued, copies_.size() - 1);

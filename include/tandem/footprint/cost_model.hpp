@@ -11,8 +11,8 @@
 // operation again). The copy channel carries one copy at a time, in the order they were issued,
 // at `copy_bandwidth`. Swaps are acted on as the executor acts on them, only when an operation
 // starts or ends (cost_model.cpp, "Polls"). A tensor takes memory from the start of its
-// creating operation until
-// its release (after its last reader or `freed_after`), less the stretches a plan keeps it out.
+// creating operation until its release (after its last reader or `freed_after`), less the
+// stretches a plan keeps it out.
 // A plan with stretches across iterations (plan.hpp, Note [Stretches across iterations]) is
 // priced in the steady state: consecutive iterations replayed until what each leaves to the next
 // (copies still on the channel, tensors still being copied out) settles; the last is predicted.
@@ -39,9 +39,9 @@ struct memory_point {
 };
 
 /// When a swap decision's two copies ran on the channel (seconds from the iteration's start).
-/// A copy is issued at the first poll its trigger and its release allow, starts when the channel is
-/// free (the copies before it done), and is done bytes / copy_bandwidth later. All 0 for a
-/// recompute.
+/// A copy is issued at the first poll its trigger and its release allow, starts when the
+/// channel is free (the copies before it done), and is done bytes / copy_bandwidth later. All 0
+/// for a recompute.
 struct copy_timing {
   double out_issued_s = 0;
   double out_started_s = 0;
