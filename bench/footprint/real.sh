@@ -9,7 +9,7 @@
 #
 #   bench/footprint/real.sh [BUILD_DIR] [REPEAT]        (defaults: build, 3)
 #   MODELS="resnet20:16 mlp:64" BUDGETS="75 50 33" PLANNERS="none checkpoint capuchin" \
-#     COPY=auto ITERATIONS=6 bench/footprint/real.sh build 3
+#     COPY=auto ITERATIONS=7 bench/footprint/real.sh build 3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -18,7 +18,7 @@ read -r -a models <<<"${MODELS:-resnet20:16 mlp:64}"
 read -r -a budgets <<<"${BUDGETS:-75 50 33}"
 read -r -a planners <<<"${PLANNERS:-none vdnn-all vdnn-conv checkpoint superneurons capuchin}"
 copy=${COPY:-auto}
-iterations=${ITERATIONS:-6}  # 3 before the plan runs: warm-up, recorded, reference
+iterations=${ITERATIONS:-7}  # 4 before the plan runs: warm-up, recorded, settling, reference
 tandem=$build/src/tandem
 [ -x "$tandem" ] || { echo "real.sh: $tandem not found; build first" >&2; exit 1; }
 

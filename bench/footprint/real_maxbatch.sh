@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The largest batch one real job trains at alone under each footprint planner, against keeping
 # every tensor (planner none), on the CPU backend: HOME Table 2's real analogue for the zoo.
-# Each search is `tandem maxbatch W --planner P --jobs 1 --policy exclusive --iterations 4`: a
+# Each search is `tandem maxbatch W --planner P --jobs 1 --policy exclusive --iterations 5`: a
 # planned probe is recorded under the budget in passive mode and fits when its plan held by
 # itself (README, "Largest co-located batch"). Searches run one after another (real training).
 #
@@ -52,7 +52,7 @@ EOF
   for planner in $PLANNERS; do
     i=$((i + 1))
     # From batch 2: models with batch norm cannot train on one sample.
-    args=(maxbatch "$workload" --jobs 1 --policy exclusive --iterations 4 --low 2
+    args=(maxbatch "$workload" --jobs 1 --policy exclusive --iterations 5 --low 2
       --json "$work/$model.$i.json")
     [ "$planner" = none ] || args+=(--planner "$planner")
     started=$(date +%s)

@@ -55,9 +55,9 @@ overhead = {}
 for path in glob.glob(os.path.join(work, "overhead.*.json")):
     _, model, batch, planner, _round, _ = os.path.basename(path).split(".")
     job = load(path)
-    times = [i["end_s"] - i["start_s"] for i in job["iteration_log"][3:]]
+    times = [i["end_s"] - i["start_s"] for i in job["iteration_log"][4:]]
     overhead.setdefault((model, int(batch)), {}).setdefault(planner, []).append(median(times))
-print("\nExecutor overhead: median iteration (iterations 3 on) with planner \"none\" (the executor "
+print("\nExecutor overhead: median iteration (iterations 4 on) with planner \"none\" (the executor "
       "of a plan that moves nothing) and of a second run with no planner (the control), against "
       "no planner; ratios of the medians over rounds.\n")
 print("| model | batch | no planner s | planner none s | ratio | control ratio |")

@@ -4,14 +4,14 @@
 # plan budget of PLAN_BUDGET% (half) of its vanilla peak, against the same jobs under planner
 # "none" (the executor of a plan that moves nothing, which follows no operation: as vanilla
 # training). System-wide MSR: 1 - the jobs' summed live bytes at their highest
-# once every job runs planned iterations (from its iteration 3) / the same under "none"; EOR:
+# once every job runs planned iterations (from its iteration 4) / the same under "none"; EOR:
 # the jobs' median planned iteration against theirs under "none", averaged over the jobs;
 # CBR = MSR / EOR. tensile's jobs are planned together, on the one copy channel they share
 # (runtime/joint_footprint.hpp); vdnn-all's and capuchin's job by job.
 # Runs are interleaved, REPEAT rounds; the table shows medians.
 #
 #   bench/footprint/tensile_real.sh [BUILD_DIR] [REPEAT]        (defaults: build, 3)
-#   BATCH=32 JOBS="1 2 3" PLANNERS="vdnn-all capuchin tensile" COPY=memcpy ITERATIONS=8 PLAN_BUDGET=50 \
+#   BATCH=32 JOBS="1 2 3" PLANNERS="vdnn-all capuchin tensile" COPY=memcpy ITERATIONS=9 PLAN_BUDGET=50 \
 #     bench/footprint/tensile_real.sh build 3
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,7 +22,7 @@ read -r -a counts <<<"${JOBS:-1 2 3}"
 read -r -a planners <<<"${PLANNERS:-vdnn-all capuchin tensile}"
 copy=${COPY:-memcpy}
 plan_budget=${PLAN_BUDGET:-50}  # % of each job's vanilla peak
-iterations=${ITERATIONS:-8}  # 3 before the plan runs: warm-up, recorded, reference
+iterations=${ITERATIONS:-9}  # 4 before the plan runs: warm-up, recorded, settling, reference
 tandem=$build/src/tandem
 [ -x "$tandem" ] || { echo "tensile_real.sh: $tandem not found; build first" >&2; exit 1; }
 

@@ -20,8 +20,8 @@ def spread(values):
 
 
 def planned_window_start(jobs):
-    """When the last job began its first planned iteration (iteration 3)."""
-    return max(job["iteration_log"][3]["start_s"] for job in jobs)
+    """When the last job began its first planned iteration (iteration 4)."""
+    return max(job["iteration_log"][4]["start_s"] for job in jobs)
 
 
 def system_peak(timeline, since_s):
@@ -38,7 +38,7 @@ def system_peak(timeline, since_s):
 
 def planned_seconds(job):
     """The median length of a job's planned iterations."""
-    return median([it["end_s"] - it["start_s"] for it in job["iteration_log"][3:]])
+    return median([it["end_s"] - it["start_s"] for it in job["iteration_log"][4:]])
 
 
 runs = {}

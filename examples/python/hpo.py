@@ -8,7 +8,7 @@ and writes what was measured, and exits with 130 (143).
         [--budget 256MiB] [--iterations 30] [--json results.json] [--device cpu]
         [--planner capuchin [--plan-budget 50%]]
 
-With --planner, each trial's iteration 1 is recorded and planned, and from iteration 3 on tandem
+With --planner, each trial's iteration 1 is recorded and planned, and from iteration 4 on tandem
 swaps and recomputes its tensors as the plan says, the model unchanged. Bad arguments exit 2.
 """
 

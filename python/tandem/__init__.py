@@ -215,7 +215,7 @@ class Runtime:
         (Capuchin's passive mode), so it trains under a budget below its peak.
 
         planner: a footprint planner ("capuchin", "checkpoint", "tensile", "tandem", ...):
-        iteration 1 is recorded and planned, iteration 2 runs plain as the reference, and every
+        iteration 1 is recorded and planned, iterations 2 and 3 run plain (3 is the reference), and every
         later iteration runs under the plan, tandem swapping and recomputing the model's tensors
         with no change to its code; plan_budget: the plan's budget, a share of the recorded
         peak ("50%") or a size ("64MiB"); without a planner, the default one ("tandem") plans.

@@ -332,7 +332,7 @@ struct job::state {
   }
 
   /// Starts what manages iteration `iteration`'s footprint, after the runner began it: a
-  /// planned job's iteration 1 is recorded for its plan, its iterations from 3 on run under it.
+  /// planned job's iteration 1 is recorded for its plan, its iterations from 4 on run under it.
   void begin_footprint(std::int64_t iteration) {
     using namespace tandem::runtime::detail;
     const auto stage = planned ? stage_of(iteration) : planned_stage::reference;
@@ -713,14 +713,15 @@ tandem::runtime::job_spec checked_job_spec(const std::string& name, const job_op
   const std::string planner = options.planner.empty() && !options.plan_budget.empty()
                                   ? std::string(footprint::default_planner)
                                   : options.planner;
-  TANDEM_EXPECTS(planner.empty() || !options.iterations ||
-                     *options.iterations >= tandem::runtime::detail::planned_job_min_iterations,
-                 config_error,
-                 "join: a job with a planner needs at least " +
-                     std::to_string(tandem::runtime::detail::planned_job_min_iterations) +
-                     " iterations (one to warm up, one recorded and planned, one plain reference, "
-                     "then the planned ones), not " +
-                     std::to_string(options.iterations.value_or(0)));
+  TANDEM_EXPECTS(
+      planner.empty() || !options.iterations ||
+          *options.iterations >= tandem::runtime::detail::planned_job_min_iterations,
+      config_error,
+      "join: a job with a planner needs at least " +
+          std::to_string(tandem::runtime::detail::planned_job_min_iterations) +
+          " iterations (one to warm up, one recorded and planned, one to settle, one plain "
+          "reference, then the planned ones), not " +
+          std::to_string(options.iterations.value_or(0)));
   tandem::runtime::job_spec spec;
   spec.name = name;
   spec.model = options.model;

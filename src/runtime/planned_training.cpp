@@ -42,6 +42,8 @@ planned_stage stage_of(std::int64_t iteration) {
     case 1:
       return planned_stage::recorded;
     case 2:
+      return planned_stage::settling;
+    case reference_iteration:
       return planned_stage::reference;
     default:
       return planned_stage::planned;
@@ -91,9 +93,10 @@ footprint_result planned_training::iteration_ended(const std::vector<iteration_r
 }
 
 void planned_training::calibrate(const std::vector<iteration_record>& log) {
-  if (calibrated_ || log.size() < 3 || !executor_) return;
+  constexpr auto at = static_cast<std::size_t>(reference_iteration);
+  if (calibrated_ || log.size() <= at || !executor_) return;
   calibrated_ = true;
-  const auto& reference = log[2];
+  const auto& reference = log[at];
   if (reference.traffic.swapped_out_bytes > 0) return;
   const double measured = reference.end_s - reference.start_s;
   const double recorded = sequence_.iteration_s();
@@ -182,20 +185,22 @@ plan_traffic planned_training::end_iteration() {
 footprint_result planned_training::result(const std::vector<iteration_record>& log) const {
   auto out = planned_;
   const auto seconds = [](const iteration_record& r) { return r.end_s - r.start_s; };
-  for (std::size_t i = 0; i < log.size() && i < 3; ++i)
+  constexpr auto at = static_cast<std::size_t>(reference_iteration);
+  for (std::size_t i = 0; i < log.size() && i <= at; ++i)
     out.passive_swapped_out_bytes += log[i].traffic.swapped_out_bytes;
   out.fallback_swapped_out_bytes = fallback_swapped_out_bytes_;
-  if (log.size() > 2) {
-    out.vanilla_peak_bytes = log[2].peak_bytes;
-    out.vanilla_iteration_s = seconds(log[2]);
-    if (log[2].traffic.swapped_out_bytes > 0) {
+  if (log.size() > at) {
+    const auto& reference = log[at];
+    out.vanilla_peak_bytes = reference.peak_bytes;
+    out.vanilla_iteration_s = seconds(reference);
+    if (reference.traffic.swapped_out_bytes > 0) {
       out.vanilla_peak_bytes = out.predicted_vanilla_peak_bytes;
       out.vanilla_iteration_s = out.predicted_vanilla_iteration_s;
       out.vanilla_predicted = true;
     }
   }
   std::vector<double> planned_s;
-  for (std::size_t i = 3; i < log.size(); ++i) {
+  for (std::size_t i = at + 1; i < log.size(); ++i) {
     planned_s.push_back(seconds(log[i]));
     out.planned_peak_bytes = std::max(out.planned_peak_bytes, log[i].peak_bytes);
   }

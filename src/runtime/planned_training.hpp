@@ -1,11 +1,13 @@
 #pragma once
 // A training job under a footprint plan (`planner =` in its [[job]], `tandem run --planner`).
 // Iteration 0 makes the optimizer's state, iteration 1 is recorded as an access sequence and
-// planned at the job's plan budget, iteration 2 runs plain as the vanilla reference the measures
-// compare with, and every later iteration runs under the plan's executor. The iterations before
-// the plan run in Capuchin's passive mode (torch/passive_swapper.hpp): when the budget is below
-// the vanilla peak, the job's least recently used tensors go to host memory on demand, so they
-// never need the vanilla peak; the recorded sequence is still the vanilla iteration's.
+// planned at the job's plan budget, iteration 2 runs plain and settles (the recorder's callbacks
+// leave the next iteration slow: ResNet-20 at batch 8 took 8% longer in it than later), iteration
+// 3 runs plain as the vanilla reference the measures compare with, and every later iteration
+// runs under the plan's executor. The iterations before the plan run in Capuchin's passive mode
+// (torch/passive_swapper.hpp): when the budget is below the vanilla peak, the job's least
+// recently used tensors go to host memory on demand, so they never need the vanilla peak; the
+// recorded sequence is still the vanilla iteration's.
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +29,10 @@
 
 namespace tandem::runtime::detail {
 
-enum class planned_stage { warm_up, recorded, reference, planned };
+enum class planned_stage { warm_up, recorded, settling, reference, planned };
+
+/// The plain iteration a planned job's measures compare with; the plan runs from the next.
+inline constexpr std::int64_t reference_iteration = 3;
 
 /// The part iteration `iteration` of a planned job plays.
 [[nodiscard]] planned_stage stage_of(std::int64_t iteration);
@@ -62,7 +67,7 @@ void keep_executable(footprint::plan& plan, const footprint::access_sequence& se
 inline constexpr std::string_view passive_label = "passive swapping";
 
 /// Iterations a planned job needs for one to run under its plan.
-inline constexpr std::int64_t planned_job_min_iterations = 4;
+inline constexpr std::int64_t planned_job_min_iterations = reference_iteration + 2;
 
 class planned_training {
  public:
@@ -100,14 +105,14 @@ class planned_training {
   [[nodiscard]] footprint_result iteration_ended(const std::vector<iteration_record>& log);
 
  private:
-  /// Once the plain reference iteration (2) has run: the recorded iteration ran under the
-  /// recorder's callbacks, which slow every operation (ResNet-110 at batch 4: 72 ms recorded
-  /// against 57 ms plain), so the sequence's times, and the plan's swap delays, are scaled to
-  /// the reference's and the plan is priced again: its predictions are then at the speed the
-  /// job really runs. Not when the reference swapped passively, ran slower than the recording
-  /// or more than twice as fast (something else changed its speed). A job planned jointly is
-  /// priced so too; its plans keep coming from the group's planner, which follows the times
-  /// the executor measures (joint_footprint::measured).
+  /// Once the plain reference iteration (reference_iteration) has run: the recorded iteration ran
+  /// under the recorder's callbacks, which slow every operation (ResNet-110 at batch 4: 72 ms
+  /// recorded against 57 ms plain), so the sequence's times, and the plan's swap delays, are scaled
+  /// to the reference's and the plan is priced again: its predictions are then at the speed the job
+  /// really runs. Not when the reference swapped passively, ran slower than the recording or more
+  /// than twice as fast (something else changed its speed). A job planned jointly is priced so too;
+  /// its plans keep coming from the group's planner, which follows the times the executor measures
+  /// (joint_footprint::measured).
   void calibrate(const std::vector<iteration_record>& log);
 
   /// The plan's predictions and what `log` (the job's iterations) measured.

@@ -200,8 +200,8 @@ void validate_training_workload(const workload& spec, const run_options& options
       fail_at(spec, job.line,
               "job '" + job.name + "' runs under a footprint plan, which needs at least " +
                   std::to_string(detail::planned_job_min_iterations) +
-                  " iterations (one to warm up, one recorded and planned, one vanilla reference, "
-                  "then the planned ones); it has " +
+                  " iterations (one to warm up, one recorded and planned, one to settle, one "
+                  "vanilla reference, then the planned ones); it has " +
                   std::to_string(*job.iterations) + ": raise iterations");
     }
   }

@@ -194,8 +194,8 @@ struct training_loop {
   std::optional<planned_training> planned;
   // Or the policy chooses, iteration by iteration, between the plain iteration and plans.
   std::optional<planned_variants> variants;
-  // Either one's iterations before the plan (warm-up, recorded, reference) swap the job's own
-  // tensors out when its budget runs short: Capuchin's passive mode (passive_swapper.hpp).
+  // Either one's iterations before the plan (warm-up, recorded, settling, reference) swap the job's
+  // own tensors out when its budget runs short: Capuchin's passive mode (passive_swapper.hpp).
   std::optional<torch_support::passive_swapper> passive;
   bool prepared = false;
   /// Set when an iteration was cut short in its backward pass: its restart is reported once

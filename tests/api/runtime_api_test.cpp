@@ -496,7 +496,7 @@ TEST(RuntimeApi, AUserLoopSwappingPassivelyTrainsUnderABudgetBelowItsPeak) {
 }
 
 // job_options::planner: a user's loop, its model unchanged, is recorded at iteration 1, planned,
-// and runs under the plan from iteration 3 on, within a budget below its peak; the plan's swaps
+// and runs under the plan from iteration 4 on, within a budget below its peak; the plan's swaps
 // and recomputations leave the losses bitwise those of a run with room to spare.
 TEST(RuntimeApi, AUserLoopUnderAFootprintPlanTrainsBelowItsPeakWithTheSameLosses) {
   const auto at = [](const std::string& budget) {
@@ -526,13 +526,13 @@ TEST(RuntimeApi, AUserLoopUnderAFootprintPlanTrainsBelowItsPeakWithTheSameLosses
     ASSERT_TRUE(deep.footprint.has_value());
     const auto& f = *deep.footprint;
     EXPECT_EQ(f.planner, planner);
-    EXPECT_EQ(f.planned_iterations, static_cast<std::size_t>(iterations - 3));
+    EXPECT_EQ(f.planned_iterations, static_cast<std::size_t>(iterations - 4));
     EXPECT_GT(f.swapped_tensors + f.recomputed_tensors, 0u);
     EXPECT_GT(f.swapped_out_bytes + f.recomputations, 0u);
     EXPECT_EQ(f.diverged_iterations, 0u);
     EXPECT_LT(f.predicted_peak_bytes, f.predicted_vanilla_peak_bytes);
     EXPECT_LT(f.planned_peak_bytes, f.vanilla_peak_bytes);
-    for (std::size_t i = 3; i < deep.iteration_log.size(); ++i) {
+    for (std::size_t i = 4; i < deep.iteration_log.size(); ++i) {
       EXPECT_EQ(deep.iteration_log[i].plan, planner) << "iteration " << i;
     }
   }
@@ -552,7 +552,7 @@ TEST(RuntimeApi, WrongPlannerOptionsAreRefusedAtJoin) {
   refused({.planner = "capuchn"}, "unknown planner 'capuchn'; did you mean 'capuchin'");
   refused({.planner = "capuchin", .plan_budget = "lots"}, "plan_budget");
   refused({.plan_budget = "lots"}, "plan_budget");  // asks for the default planner
-  refused({.iterations = 3, .planner = "capuchin"}, "at least 4 iterations");
+  refused({.iterations = 4, .planner = "capuchin"}, "at least 5 iterations");
   // Bad options are bad input, as a runtime's are: config_error, whatever the option.
   EXPECT_THROW(static_cast<void>(rt.join("x", {.plan_budget = "lots"})), tandem::config_error);
   EXPECT_THROW(static_cast<void>(rt.join("x", {.iterations = 3, .plan_budget = "50%"})),

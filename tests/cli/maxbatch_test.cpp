@@ -258,7 +258,7 @@ TEST(MaxBatch, ARealPlannedJobFitsALargerBatchThanVanillaInTheSameBudget) {
     options.workload = TANDEM_CLI_TEST_DIR "/maxbatch_real_planned.toml";
     options.policy = "exclusive";
     options.jobs = 1;
-    options.iterations = 4;
+    options.iterations = 5;
     options.low = 32;
     options.high = 128;
     options.planner = std::move(planner);

@@ -152,7 +152,7 @@ TEST_F(PlanCommand, AJobWhoseVanillaIterationDoesNotFitTheDeviceBudgetSaysWhichB
   std::ofstream(tight) << "[device]\nkind = \"cpu\"\ncapacity = \"512MiB\"\nbudget = \"4MiB\"\n"
                           "region_size = \"2MiB\"\n\n[policy]\nname = \"exclusive\"\n\n"
                           "[[job]]\nname = \"big\"\nmodel = \"resnet20\"\nbatch_size = 32\n"
-                          "iterations = 4\n[job.model_options]\nimage_side = 16\n";
+                          "iterations = 5\n[job.model_options]\nimage_side = 16\n";
   const auto run = tandem({"plan", tight.string(), "--planner", "capuchin", "--budget", "50%"});
   EXPECT_EQ(run.status, 3) << run.err;  // the job failed; nothing was wrong with the input
   EXPECT_NE(run.out.find("out of memory"), std::string::npos) << run.out;

@@ -326,7 +326,7 @@ TEST(Session, TensileJobsArePlannedTogetherAndKeepTheLossesOfTheJobAlone) {
 // passive swapping goes on beside it.
 TEST(Session, APlannedJobWhoseVanillaPeakIsAboveTheBudgetIsRecordedInPassiveModeAndFinishes) {
   const std::string job =
-      "[[job]]\nname = \"a\"\nmodel = \"resnet20\"\nbatch_size = 32\niterations = 5\n"
+      "[[job]]\nname = \"a\"\nmodel = \"resnet20\"\nbatch_size = 32\niterations = 6\n"
       "threads = 1\nplanner = \"checkpoint\"\nplan_budget = \"50%\"\n"
       "[job.model_options]\nimage_side = 16\n\n";
   const std::string copies = "copy_bandwidth = \"memcpy\"";

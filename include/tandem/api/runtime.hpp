@@ -87,12 +87,13 @@ struct job_options {
   /// A footprint planner, as `tandem plan` names them ("capuchin", "checkpoint", "tensile",
   /// "tandem", ...; `tandem plan --help` lists them); empty: none. The loop's iteration 1 is
   /// recorded as a tensor access sequence (operations, the tensors each makes and reads, phases
-  /// inferred), planned, and every iteration from 3 on runs under the plan, its swaps and
-  /// recomputations carried out by tandem's executor with no change to the model; iteration 2
-  /// runs plain as the reference the results measure the plan against (docs/ARCHITECTURE.md,
-  /// "Footprint reduction"). The iterations before the plan, and the plan when the budget
-  /// proves short, swap passively. Needs the same batch and code path in every iteration: one
-  /// that allocates differently stops being planned for the rest of it (counted as diverged).
+  /// inferred), planned, and every iteration from 4 on runs under the plan, its swaps and
+  /// recomputations carried out by tandem's executor with no change to the model; iterations 2
+  /// and 3 run plain, 3 as the reference the results measure the plan against
+  /// (docs/ARCHITECTURE.md, "Footprint reduction"). The iterations before the plan, and the plan
+  /// when the budget proves short, swap passively. Needs the same batch and code path in every
+  /// iteration: one that allocates differently stops being planned for the rest of it (counted as
+  /// diverged).
   std::string planner;
   /// The budget the plan is made for: a share of the recorded iteration's peak ("50%") or a
   /// size ("64MiB"); empty: the planner's own choice with no budget. Without `planner`, the
