@@ -23,6 +23,13 @@ echo
 echo "## The same with the catalogue's fused optimizer step"
 "$tables" vgg16 2 fused | sed -n '3,14p'
 echo
+echo "## The same with each update right after its gradient is complete (a dataflow order)"
+"$tables" vgg16 2 in-backward | sed -n '3,14p'
+echo
+echo "## ImageNet's VGG-16 (224 px, 1000 classes, 4096 wide), per parameter and in backward"
+"$tables" vgg16 2 per-parameter image_side=224,classes=1000,hidden=4096 | sed -n '1,14p'
+"$tables" vgg16 2 in-backward image_side=224,classes=1000,hidden=4096 | sed -n '1,14p'
+echo
 echo "## Re-planning time"
 "$replan" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 2>/dev/null |
   grep -E "^(Benchmark|BM_)" | grep -v -E "_(stddev|cv)"

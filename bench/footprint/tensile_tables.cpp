@@ -9,8 +9,16 @@
 // does for Capuchin (§5.1), capuchin is given tensile's saving as its budget (each job an equal
 // share); vdnn-all ignores budgets; tensile plans for no budget (the lowest peak at which no
 // operation waits).
+//
+//   tandem_tensile_tables [MODEL [BATCH [STEP [OPTIONS]]]]   (defaults: vgg16 2 per-parameter -)
+// STEP: where the optimizer step runs (per-parameter, in-backward, fused; footprint/
+// step_order.hpp); OPTIONS: the catalogue's model options, e.g. image_side=224,classes=1000.
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +26,7 @@
 #include "tandem/footprint/joint_planner.hpp"
 #include "tandem/footprint/online_replanner.hpp"
 #include "tandem/footprint/planner.hpp"
+#include "tandem/footprint/step_order.hpp"
 #include "tandem/sim/gpu_spec.hpp"
 #include "tandem/sim/sequence_generator.hpp"
 
@@ -64,18 +73,58 @@ int main(int argc, char** argv) {
   const std::int64_t batch = argc > 2 ? std::stoll(argv[2]) : 2;
   const auto gpu = tandem::sim::find_gpu("2080ti");
   const fp::cost_options costs{.copy_bandwidth = gpu.pcie_bandwidth};
-  const auto fused = tandem::sim::generate_access_sequence({model, batch, {}, "sgd"}, gpu);
-  // The optimizer parameter by parameter (TENSILE's framework, libtorch's C++ optimizers); the
-  // catalogue's fused step with "fused" as the third argument.
-  const bool keep_fused = argc > 3 && std::string(argv[3]) == "fused";
-  const auto sequence = keep_fused ? fused : fp::per_parameter_step(fused);
+  // Catalogue options as name=value pairs, comma-separated ("image_side=224,classes=1000,
+  // hidden=4096": the ImageNet VGG-16); "-" or none: the model's defaults.
+  std::map<std::string, double> options;
+  if (argc > 4 && std::string(argv[4]) != "-") {
+    const std::string text = argv[4];
+    for (std::size_t at = 0; at <= text.size();) {
+      const auto comma = std::min(text.find(',', at), text.size());
+      const auto pair = text.substr(at, comma - at);
+      const auto equals = pair.find('=');
+      char* end = nullptr;
+      const double value =
+          equals == std::string::npos ? 0 : std::strtod(pair.c_str() + equals + 1, &end);
+      if (equals == std::string::npos || equals == 0 || end == pair.c_str() + equals + 1 ||
+          *end != '\0') {
+        std::fprintf(stderr,
+                     "tandem_tensile_tables: option '%s' is not name=value (e.g. "
+                     "image_side=224,classes=1000)\n",
+                     pair.c_str());
+        return 2;
+      }
+      options[pair.substr(0, equals)] = value;
+      at = comma + 1;
+    }
+  }
+  fp::access_sequence fused;
+  try {
+    fused = tandem::sim::generate_access_sequence({model, batch, options, "sgd"}, gpu);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tandem_tensile_tables: %s\n", e.what());
+    return 2;
+  }
+  // The optimizer's step: "per-parameter" (the default; libtorch's C++ optimizers, after the
+  // backward pass), "in-backward" (each update right after its gradient is complete, as a
+  // dataflow framework such as TENSILE's may run it) or "fused" (the catalogue's one step).
+  const std::string step = argc > 3 ? argv[3] : "per-parameter";
+  if (step != "per-parameter" && step != "in-backward" && step != "fused") {
+    std::fprintf(stderr,
+                 "tandem_tensile_tables: step '%s' is none of per-parameter, in-backward, fused\n",
+                 step.c_str());
+    return 2;
+  }
+  const auto sequence = step == "fused" ? fused
+                        : step == "per-parameter"
+                            ? fp::per_parameter_step(fused)
+                            : fp::step_in_backward(fp::per_parameter_step(fused));
   std::printf(
       "%s at batch %lld on %s, optimizer step %s: %zu operations, %zu tensors, iteration %.2f ms, "
       "copies at "
       "%.1f GB/s\n\n",
-      model.c_str(), static_cast<long long>(batch), gpu.name.c_str(),
-      keep_fused ? "fused" : "per parameter", sequence.operations.size(), sequence.tensors.size(),
-      sequence.iteration_s() * 1e3, costs.copy_bandwidth / 1e9);
+      model.c_str(), static_cast<long long>(batch), gpu.name.c_str(), step.c_str(),
+      sequence.operations.size(), sequence.tensors.size(), sequence.iteration_s() * 1e3,
+      costs.copy_bandwidth / 1e9);
   std::printf(
       "| jobs | planner | vanilla peak MiB | planned peak MiB | MSR | EOR | CBR | decisions |\n");
   std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");

@@ -93,18 +93,3 @@ struct tensile_options {
 [[nodiscard]] std::unique_ptr<planner> make_tensile_planner(const tensile_options& options = {});
 
 }  // namespace tandem::footprint
-
-namespace tandem::footprint {
-
-/// `s` with every optimizer-phase operation that reads several parameters split into one
-/// operation per parameter, in the order of the parameters' tensors, each reading the
-/// parameter, its gradient (named "<parameter>.grad") and its optimizer state (named
-/// "<parameter>.<state>"), taking a share of the operation's time proportional to its bytes; a
-/// gradient the step freed is freed after its own update, and a tensor of the step that belongs
-/// to no parameter goes with the last update. The optimizer as TENSILE's framework (§4.1) and
-/// libtorch's C++ optimizers run it, parameter by parameter, where a fused step (PyTorch's
-/// foreach, the catalogue's one `sgd_step`) needs every parameter, gradient and state at once.
-/// Sequences without such an operation come back unchanged.
-[[nodiscard]] access_sequence per_parameter_step(const access_sequence& s);
-
-}  // namespace tandem::footprint
