@@ -50,6 +50,19 @@ planned_stage stage_of(std::int64_t iteration) {
   }
 }
 
+planned_stage offered_stage_of(std::int64_t iteration) {
+  switch (iteration) {
+    case 0:
+      return planned_stage::warm_up;
+    case 1:
+      return planned_stage::recorded;
+    case 2:
+      return planned_stage::reference;
+    default:
+      return planned_stage::planned;
+  }
+}
+
 planned_training::planned_training(std::string planner, std::optional<footprint_budget> budget,
                                    double copy_bandwidth, memory::device_pool& pool,
                                    memory_monitor& monitor, device::copy_channel& channel,

@@ -36,6 +36,10 @@ inline constexpr std::int64_t reference_iteration = 3;
 
 /// The part iteration `iteration` of a planned job plays.
 [[nodiscard]] planned_stage stage_of(std::int64_t iteration);
+/// The part it plays for a job offered plans by its policy (planned_variants.hpp), which
+/// calibrates to no reference and so needs no settling: iteration 2 runs with passive swapping
+/// on beside the plan its start names, and from 3 on passive swapping is only the fallback.
+[[nodiscard]] planned_stage offered_stage_of(std::int64_t iteration);
 
 /// What a real job's plans are priced at: copies at `copy_bandwidth` bytes/s, or at a memory
 /// copy's speed when it is 0 ("memcpy": no PCIe in the way).

@@ -250,7 +250,9 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
     // The iteration whose operations and allocations are recorded is also recorded as an access
     // sequence, when it is known to be the last (not for a job run for a duration), and so is a
     // planned job's iteration 1, which its plan is made from.
-    const auto stage = planned || variants ? stage_of(iteration) : planned_stage::reference;
+    const auto stage = planned    ? stage_of(iteration)
+                       : variants ? offered_stage_of(iteration)
+                                  : planned_stage::reference;
     std::optional<sequence_recording> recording;
     if ((spec.iterations && records_operations(spec, iteration, context.monitor)) ||
         stage == planned_stage::recorded) {
