@@ -42,6 +42,11 @@ class footprint_iteration {
   /// variant, "passive swapping", or nothing.
   [[nodiscard]] std::string label(const plan_traffic& traffic) const;
 
+  /// Whether the iteration runs with passive swapping: before a plan, except a planned job's
+  /// settling and reference iterations while memory has never proved short (they run as a
+  /// plain job's); under a plan or a variant, once it has, as the fallback.
+  [[nodiscard]] bool swaps_passively() const { return swaps_passively_; }
+
  private:
   footprint_parts parts_;
   std::size_t variant_;
