@@ -7,7 +7,8 @@
 // runs under the plan's executor. The iterations before the plan run in Capuchin's passive mode
 // (torch/passive_swapper.hpp): when the budget is below the vanilla peak, the job's least
 // recently used tensors go to host memory on demand, so they never need the vanilla peak; the
-// recorded sequence is still the vanilla iteration's.
+// recorded sequence is still the vanilla iteration's. Iterations 2 and 3 do so only once memory
+// has proved short; until then they run as a plain job's (footprint_iteration.hpp).
 
 #include <cstddef>
 #include <cstdint>
