@@ -95,10 +95,6 @@ access_sequence per_parameter_step(const access_sequence& s) {
   return out;
 }
 
-}  // namespace tandem::footprint
-
-namespace tandem::footprint {
-
 namespace {
 
 /// Per parameter tensor: the optimizer-phase operation that reads it, when exactly one does and
@@ -184,10 +180,10 @@ access_sequence step_in_backward(const access_sequence& s) {
         op == 0 ? 0
                 : std::max(0.0, ops[op].start_s - (ops[op - 1].start_s + ops[op - 1].duration_s));
     new_index[op] = k;
-    auto moved_op = ops[op];
-    moved_op.start_s = clock + gap;
-    clock = moved_op.start_s + moved_op.duration_s;
-    out.operations.push_back(std::move(moved_op));
+    auto placed = ops[op];
+    placed.start_s = clock + gap;
+    clock = placed.start_s + placed.duration_s;
+    out.operations.push_back(std::move(placed));
   }
   for (auto& x : out.tensors) {
     if (x.created_by) x.created_by = new_index[*x.created_by];

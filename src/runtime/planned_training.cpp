@@ -19,6 +19,14 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+/// Warm-up, recorded, settling until `reference`, then the reference and the planned ones.
+planned_stage stage_before(std::int64_t reference, std::int64_t iteration) {
+  if (iteration == 0) return planned_stage::warm_up;
+  if (iteration == 1) return planned_stage::recorded;
+  if (iteration < reference) return planned_stage::settling;
+  return iteration == reference ? planned_stage::reference : planned_stage::planned;
+}
+
 }  // namespace
 
 footprint::cost_options real_plan_costs(double copy_bandwidth) {
@@ -36,31 +44,11 @@ void keep_executable(footprint::plan& plan, const footprint::access_sequence& se
 }
 
 planned_stage stage_of(std::int64_t iteration) {
-  switch (iteration) {
-    case 0:
-      return planned_stage::warm_up;
-    case 1:
-      return planned_stage::recorded;
-    case 2:
-      return planned_stage::settling;
-    case reference_iteration:
-      return planned_stage::reference;
-    default:
-      return planned_stage::planned;
-  }
+  return stage_before(reference_iteration, iteration);
 }
 
 planned_stage offered_stage_of(std::int64_t iteration) {
-  switch (iteration) {
-    case 0:
-      return planned_stage::warm_up;
-    case 1:
-      return planned_stage::recorded;
-    case 2:
-      return planned_stage::reference;
-    default:
-      return planned_stage::planned;
-  }
+  return stage_before(2, iteration);  // nothing to settle for: no calibration
 }
 
 planned_training::planned_training(std::string planner, std::optional<footprint_budget> budget,
