@@ -147,6 +147,28 @@ double access_sequence::iteration_s() const {
   return end;
 }
 
+access_sequence access_sequence::with_durations(std::span<const double> durations) const {
+  TANDEM_EXPECTS(durations.size() == operations.size(), usage_error,
+                 "access_sequence::with_durations: " + std::to_string(durations.size()) +
+                     " durations for " + std::to_string(operations.size()) + " operations");
+  auto retimed = *this;
+  double previous_end = 0;
+  for (std::size_t op = 0; op < operations.size(); ++op) {
+    TANDEM_EXPECTS(std::isfinite(durations[op]) && durations[op] >= 0, usage_error,
+                   "access_sequence::with_durations: operation " + std::to_string(op) + " takes " +
+                       std::to_string(durations[op]) + " s");
+    const auto& recorded = operations[op];
+    const double idle = op == 0 ? recorded.start_s
+                                : std::max(0.0, recorded.start_s - (operations[op - 1].start_s +
+                                                                    operations[op - 1].duration_s));
+    auto& o = retimed.operations[op];
+    o.start_s = previous_end + idle;
+    o.duration_s = durations[op];
+    previous_end = o.start_s + o.duration_s;
+  }
+  return retimed;
+}
+
 std::vector<std::size_t> access_sequence::inputs_of(std::size_t op) const {
   std::vector<std::size_t> inputs;
   for (std::size_t t = 0; t < tensors.size(); ++t) {

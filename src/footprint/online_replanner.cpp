@@ -171,24 +171,7 @@ const plan& online_replanner::plan_of(job_key job) const {
 
 access_sequence online_replanner::estimate_of(job_key job) const {
   const auto& j = find(job);
-  auto s = j.sequence;
-  double previous_end = 0;
-  for (std::size_t op = 0; op < s.operations.size(); ++op) {
-    auto& o = s.operations[op];
-    // The idle time recorded before the operation, kept (never negative: an estimate that
-    // grew pushes the rest later).
-    double gap = 0;
-    if (op > 0) {
-      const auto& before = j.sequence.operations[op - 1];
-      gap = std::max(0.0, o.start_s - (before.start_s + before.duration_s));
-    } else {
-      gap = o.start_s;
-    }
-    o.start_s = previous_end + gap;
-    o.duration_s = j.estimate_s[op];
-    previous_end = o.start_s + o.duration_s;
-  }
-  return s;
+  return j.sequence.with_durations(j.estimate_s);
 }
 
 const online_replanner::job_state& online_replanner::find(job_key job) const {

@@ -138,7 +138,12 @@ void planned_training::adopt(footprint::plan plan, bool replaces) {
     if (replaces) ++replans_;
   }
   executor_.emplace(pool_, job_, channel_, sequence_, std::move(plan), nullptr, persistent_);
-  executor_->measure_durations(joined_);  // only TENSILE's online re-planning reads them
+  // TENSILE's online re-planning reads them, and reprice() those of a plan's first iteration;
+  // a plan that moves nothing runs without callbacks otherwise.
+  executor_->measure_durations(joined_ || !executor_->plan().decisions.empty());
+  repriced_ = false;
+  planned_.repriced_iteration_s = 0;
+  planned_.repriced_peak_bytes = 0;
 }
 
 plan_traffic traffic_between(const torch_support::execution_stats& before,
@@ -178,9 +183,20 @@ void planned_training::begin_iteration() {
 plan_traffic planned_training::end_iteration() {
   attached_ = false;
   auto traffic = end_executing(*executor_, monitor_, job_, before_);
+  reprice();
   // TENSILE's online re-planning: what this iteration's operations took under the plan.
   if (joined_ && joint_->measured(job_, executor_->measured_durations())) ++drift_replans_;
   return traffic;
+}
+
+void planned_training::reprice() {
+  const auto& measured = executor_->measured_durations();
+  if (repriced_ || executor_->plan().decisions.empty() || measured.empty()) return;
+  repriced_ = true;
+  const auto prediction =
+      footprint::predict(sequence_.with_durations(measured), executor_->plan(), costs_);
+  planned_.repriced_iteration_s = prediction.iteration_s;
+  planned_.repriced_peak_bytes = prediction.peak_bytes;
 }
 
 footprint_result planned_training::result(const std::vector<iteration_record>& log) const {

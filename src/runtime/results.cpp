@@ -156,6 +156,8 @@ nlohmann::json to_json(const footprint_result& f) {
           {"predicted_iteration_s", f.predicted_iteration_s},
           {"predicted_msr", f.predicted_msr},
           {"predicted_eor", f.predicted_eor},
+          {"repriced_iteration_s", f.repriced_iteration_s},
+          {"repriced_peak_bytes", f.repriced_peak_bytes},
           {"vanilla_peak_bytes", f.vanilla_peak_bytes},
           {"vanilla_iteration_s", f.vanilla_iteration_s},
           {"passive_swapped_out_bytes", f.passive_swapped_out_bytes},

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -79,6 +80,30 @@ TEST(AccessSequence, AnswersItsQueries) {
   EXPECT_THROW((void)s.access_op(1, 3), usage_error);
   EXPECT_NO_THROW(validate(s));
   EXPECT_DOUBLE_EQ(access_sequence{}.iteration_s(), 0);
+}
+
+TEST(AccessSequence, WithDurationsKeepsTheIdleTimeBeforeEachOperation) {
+  auto s = tiny();  // conv 0-1, relu 1.25-1.75, backward 1.75-3.75: 0.25 s idle before relu
+  s.operations[0].start_s = 0.5;  // and 0.5 s before conv
+  s.operations[1].start_s = 1.75;
+  s.operations[2].start_s = 2.25;
+  const std::vector<double> measured{2.0, 0.25, 1.0};
+  const auto retimed = s.with_durations(measured);
+  ASSERT_EQ(retimed.operations.size(), 3u);
+  EXPECT_DOUBLE_EQ(retimed.operations[0].start_s, 0.5);
+  EXPECT_DOUBLE_EQ(retimed.operations[1].start_s, 2.75);  // 0.5 + 2.0, then 0.25 idle
+  EXPECT_DOUBLE_EQ(retimed.operations[2].start_s, 3.0);   // right after relu, as recorded
+  for (std::size_t op = 0; op < 3; ++op)
+    EXPECT_DOUBLE_EQ(retimed.operations[op].duration_s, measured[op]);
+  EXPECT_DOUBLE_EQ(retimed.iteration_s(), 4.0);
+  EXPECT_EQ(retimed.tensors, s.tensors);  // only the times change
+  EXPECT_NO_THROW(validate(retimed));
+  EXPECT_EQ(s.with_durations(std::vector<double>{1.0, 0.5, 2.0}), s);  // its own times
+  EXPECT_THROW((void)s.with_durations(std::vector<double>{1.0, 0.5}), usage_error);
+  EXPECT_THROW((void)s.with_durations(std::vector<double>{1.0, -0.5, 2.0}), usage_error);
+  EXPECT_THROW((void)s.with_durations(
+                   std::vector<double>{1.0, std::numeric_limits<double>::quiet_NaN(), 2.0}),
+               usage_error);
 }
 
 TEST(AccessSequence, RefusesDecreasingStarts) {

@@ -346,6 +346,9 @@ TEST(Session, APlannedJobWhoseVanillaPeakIsAboveTheBudgetIsRecordedInPassiveMode
   if (predicted < 2 * measured) {
     EXPECT_LE(predicted, measured * (1 + 1e-9)) << "recorded times not scaled to the reference";
   }
+  // Once a planned iteration has run, the plan is priced again at the operation times it took.
+  EXPECT_GT(free.footprint->repriced_iteration_s, 0.0);
+  EXPECT_GT(free.footprint->repriced_peak_bytes, 0u);
   const auto vanilla_regions = free.peak_reserved_bytes;
   ASSERT_GT(vanilla_regions, 16 * MiB);
 

@@ -11,6 +11,7 @@
 #include <istream>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,6 +105,11 @@ struct access_sequence {
 
   /// When the last operation ends (the iteration's length alone).
   [[nodiscard]] double iteration_s() const;
+  /// The same iteration with operation `op` taking `durations[op]` (one per operation): the
+  /// idle time recorded before each operation is kept (never negative), so an operation that
+  /// takes longer pushes the later ones back. Throws usage_error on a count that does not
+  /// match or a duration that is negative or not finite.
+  [[nodiscard]] access_sequence with_durations(std::span<const double> durations) const;
   /// The tensors operation `op` reads (its inputs), in tensor order.
   [[nodiscard]] std::vector<std::size_t> inputs_of(std::size_t op) const;
   /// The tensors operation `op` creates (its outputs), in tensor order.

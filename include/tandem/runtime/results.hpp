@@ -105,6 +105,13 @@ struct footprint_result {
   double predicted_iteration_s = 0;          ///< under the plan
   double predicted_msr = 0;
   double predicted_eor = 0;
+  /// The cost model's again, once a planned iteration has run: the plan priced (alone) at the
+  /// operation times the executor measured in it, after their stalls and reruns, with the
+  /// recorded idle time between them. The recording's distortions (its callbacks, the early
+  /// iterations' slower allocations) are out of these; what error is left is the cost model's
+  /// own. 0 until then, and for a plan that moves nothing (it is priced as the reference).
+  double repriced_iteration_s = 0;
+  std::size_t repriced_peak_bytes = 0;
   // Measured: the vanilla (reference) iteration, and the planned ones (peak: their highest;
   // time: their median).
   std::size_t vanilla_peak_bytes = 0;

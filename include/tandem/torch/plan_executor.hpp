@@ -152,7 +152,8 @@ class plan_executor final : public memory::trace_sink,
   [[nodiscard]] const footprint::plan& plan() const;
   /// How long each operation of the last iteration computed (seconds, from after its stalls
   /// and recomputations to its end), one per operation of the sequence, for TENSILE's online
-  /// re-planning; empty when that iteration did not match the sequence.
+  /// re-planning and for pricing a plan again at the times it runs at; empty when that
+  /// iteration did not match the sequence.
   [[nodiscard]] const std::vector<double>& measured_durations() const;
   /// Whether to measure them (on by default; set between iterations). Off, a plan that moves
   /// nothing, with nothing out from the last iteration, runs iterations without following
