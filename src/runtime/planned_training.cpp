@@ -141,7 +141,6 @@ void planned_training::adopt(footprint::plan plan, bool replaces) {
   // TENSILE's online re-planning reads them, and reprice() those of a plan's first iteration;
   // a plan that moves nothing runs without callbacks otherwise.
   executor_->measure_durations(joined_ || !executor_->plan().decisions.empty());
-  repriced_ = false;
   planned_.repriced_iteration_s = 0;
   planned_.repriced_peak_bytes = 0;
 }
@@ -191,8 +190,8 @@ plan_traffic planned_training::end_iteration() {
 
 void planned_training::reprice() {
   const auto& measured = executor_->measured_durations();
-  if (repriced_ || executor_->plan().decisions.empty() || measured.empty()) return;
-  repriced_ = true;
+  if (planned_.repriced_iteration_s > 0 || executor_->plan().decisions.empty() || measured.empty())
+    return;
   const auto prediction =
       footprint::predict(sequence_.with_durations(measured), executor_->plan(), costs_);
   planned_.repriced_iteration_s = prediction.iteration_s;

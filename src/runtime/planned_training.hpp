@@ -143,10 +143,9 @@ class planned_training {
   std::size_t replans_ = 0;                 ///< plans taken after the first
   std::size_t drift_replans_ = 0;           ///< plans this job's measured times set off
   bool calibrated_ = false;                 ///< calibrate() has looked at the reference
-  bool repriced_ = false;  ///< the running plan has been priced at its measured times
 
   /// After the running plan's first planned iteration: prices it again at the operation times
-  /// that iteration measured (footprint_result::repriced_iteration_s).
+  /// that iteration measured (footprint_result::repriced_iteration_s, 0 until then).
   void reprice();
 
   /// Runs `plan` (made for sequence_) from the next iteration on; `replaces` counts it among
