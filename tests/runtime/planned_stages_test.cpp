@@ -49,8 +49,8 @@ TEST(PlannedStages, ThePlainIterationsAreMeasuredWithoutPassiveSwappingWhileMemo
   memory::pool_options options;
   options.capacity = 64 * MiB;
   options.region_size = 2 * MiB;
+  memory_monitor monitor;  // outlives the pool, which sends it the events
   memory::device_pool pool(backend, options);
-  memory_monitor monitor;
   pool.set_trace_sink(&monitor);
   const auto job = pool.add_job("planned");
   device::copy_channel channel(backend);
