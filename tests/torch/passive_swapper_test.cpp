@@ -16,6 +16,7 @@
 #include "tandem/device/copy_channel.hpp"
 #include "tandem/footprint/cost_model.hpp"
 #include "tandem/memory/out_of_memory.hpp"
+#include "tandem/memory/pressure_relief.hpp"
 #include "training_fixture.hpp"
 
 namespace tandem::torch_support {
@@ -135,6 +136,59 @@ TEST(PassiveSwapper, AnInputThatFindsNoRoomToComeBackFailsTheIterationAtItsEnd) 
   const float* values = b.data_ptr<float>();
   EXPECT_EQ(values[0], 2.0f);
   EXPECT_EQ(values[256 * 1024 - 1], 2.0f);
+}
+
+/// Stands in for the plan executor the swapper falls back for: gives up the tensors it holds,
+/// one per call, at the moments it is asked.
+class releasing_relief final : public memory::pressure_relief {
+ public:
+  std::vector<at::Tensor> held;
+  std::vector<memory::relief_moment> asked;
+  bool relieve(memory::job_id /*job*/, std::size_t /*bytes*/,
+               memory::relief_moment moment) override {
+    asked.push_back(moment);
+    if (moment != memory::relief_moment::instead_of_failing || held.empty()) return false;
+    held.pop_back();
+    return true;
+  }
+};
+
+// Beside a plan, the swapper is the last resort: the executor's own moves come first, so
+// nothing no plan priced leaves the pool while the executor can still make room.
+TEST(PassiveSwapper, BesideAPlanTheExecutorIsAskedFirstAndTheSwapperMovesOnlyWhatItCannot) {
+  device::cpu_backend backend;
+  auto stream = backend.create_stream("job", device::stream_kind::compute);
+  memory::device_pool pool(backend, testing::pool_of(64 * MiB));
+  pool.set_budget(4 * MiB);  // two regions of 2 MiB
+  const auto job = pool.add_job("job");
+  cpu_allocator_scope installed(pool);
+  job_binding bound(pool, job, *stream);
+  const auto mib = [] { return torch::ones({256 * 1024}); };  // 1 MiB of floats
+  releasing_relief executor;
+  pool.set_pressure_relief(job, &executor);
+  device::copy_channel channel(backend);
+  passive_swapper swapper(pool, job, channel);
+  swapper.begin();
+  executor.held = {mib(), mib()};
+  auto a = mib();
+  auto b = mib();  // the budget is full
+  auto c = mib();  // the executor gives up one of its tensors
+  EXPECT_EQ(swapper.stats().evictions, 0u);
+  ASSERT_FALSE(executor.asked.empty());
+  EXPECT_TRUE(std::ranges::none_of(executor.asked, [](auto moment) {
+    return moment == memory::relief_moment::before_waiting;
+  })) << "the executor moves out of turn only where the allocation would fail";
+  auto d = mib();  // and its last
+  EXPECT_EQ(swapper.stats().evictions, 0u);
+  EXPECT_TRUE(executor.held.empty());
+  auto e = mib();  // nothing left to the executor: the swapper moves a, the least recently used
+  EXPECT_EQ(swapper.stats().evictions, 1u);
+  e.reset();
+  swapper.end();  // a comes back into the room e left
+  pool.clear_pressure_relief(job, &executor);
+  EXPECT_TRUE(pool.owns(a.data_ptr()));
+  EXPECT_EQ(a.data_ptr<float>()[0], 1.0f);  // intact (read in place: no room for a sum)
+  EXPECT_EQ(a.data_ptr<float>()[256 * 1024 - 1], 1.0f);
 }
 
 }  // namespace

@@ -94,9 +94,10 @@ class passive_swapper final : public memory::pressure_relief {
 
   [[nodiscard]] const passive_stats& stats() const { return stats_; }
 
-  /// Swaps out the least recently used storage it may move, at either moment; at the last
-  /// (instead_of_failing), with none left, asks the relief the job had when this swapper began
-  /// (the plan executor it falls back for).
+  /// Swaps out the least recently used storage it may move, at either moment. Beside a plan
+  /// (the job had a relief when this swapper began: the plan executor it falls back for), only
+  /// at the last (instead_of_failing), and only once that executor has nothing to give: the
+  /// plan's own tensors, whose next reads it knows, go before what no plan priced.
   [[nodiscard]] bool relieve(memory::job_id job, std::size_t bytes,
                              memory::relief_moment moment) override;
 
