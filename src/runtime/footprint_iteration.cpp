@@ -24,10 +24,14 @@ footprint_iteration::footprint_iteration(footprint_parts parts, planned_stage st
       parts_.passive != nullptr && parts_.passive->stats().swapped_out_bytes > 0;
   swaps_passively_ = parts_.passive != nullptr && (!under_plan || falls_back_) &&
                      (!measures_plain || proved_short);
+  // The settling iteration, run plain, times the operations the plan is priced at.
+  times_ = stage == planned_stage::settling && measures_plain && !swaps_passively_ &&
+           parts_.planned->planned();
   if (parts_.passive != nullptr) passive_before_ = parts_.passive->stats();
 }
 
 void footprint_iteration::begin() {
+  if (times_) parts_.planned->begin_timing();
   if (executes_) parts_.planned->begin_iteration();
   if (parts_.variants != nullptr) parts_.variants->begin_iteration(variant_);
   if (falls_back_) {
@@ -44,6 +48,7 @@ plan_traffic footprint_iteration::end() {
   plan_traffic traffic;
   if (parts_.variants != nullptr) traffic = parts_.variants->end_iteration();
   if (executes_) traffic = parts_.planned->end_iteration();  // its tensors back first
+  if (times_) parts_.planned->end_timing();
   if (swaps_passively_) {
     parts_.passive->end();
     const auto moved = passive_traffic(passive_before_, parts_.passive->stats());
@@ -66,6 +71,7 @@ void footprint_iteration::cut() noexcept {
   try {
     if (parts_.variants != nullptr) parts_.variants->end_iteration();
     if (executes_) parts_.planned->end_iteration();
+    if (times_) parts_.planned->end_timing();
   } catch (...) {
     // What the executor kept from the cut iteration (a borrow refused while the exception
     // unwound through an operation's end) is moot: the iteration runs again.

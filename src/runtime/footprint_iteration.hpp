@@ -52,6 +52,7 @@ class footprint_iteration {
   std::size_t variant_;
   torch_support::relocation_observer* recorder_;
   bool executes_ = false;
+  bool times_ = false;  ///< a planned job's settling iteration, timed for the plan's pricing
   bool falls_back_ = false;
   bool swaps_passively_ = false;
   torch_support::passive_stats passive_before_;

@@ -43,6 +43,33 @@ void keep_executable(footprint::plan& plan, const footprint::access_sequence& se
   });
 }
 
+std::optional<calibration_result> calibrated_sequence(const footprint::access_sequence& recorded,
+                                                      std::span<const double> timed,
+                                                      double reference_s) {
+  const double recorded_s = recorded.iteration_s();
+  if (!(reference_s > 0) || !(recorded_s > 0)) return std::nullopt;
+  // A reference more than twice as fast as the recording is no like-for-like measure either.
+  if (reference_s >= recorded_s || reference_s < recorded_s / 2) return std::nullopt;
+  const auto scaled_to_reference = [reference_s](footprint::access_sequence s) {
+    const double factor = reference_s / s.iteration_s();
+    for (auto& op : s.operations) {
+      op.start_s *= factor;
+      op.duration_s *= factor;
+    }
+    return s;
+  };
+  if (timed.size() == recorded.operations.size()) {
+    auto retimed = recorded.with_durations(timed);
+    const double length = retimed.iteration_s();
+    // The timing iteration, the first after the recording, runs slower than later ones too
+    // (its operations alone outlasted the whole reference on ResNet-20): each operation's share
+    // of it is kept, its length is the reference's.
+    if (length > reference_s / 2 && length < reference_s * 2)
+      return calibration_result{scaled_to_reference(std::move(retimed)), "timed"};
+  }
+  return calibration_result{scaled_to_reference(recorded), "scaled"};
+}
+
 planned_stage stage_of(std::int64_t iteration) {
   return stage_before(reference_iteration, iteration);
 }
@@ -97,20 +124,17 @@ void planned_training::calibrate(const std::vector<iteration_record>& log) {
   constexpr auto at = static_cast<std::size_t>(reference_iteration);
   if (calibrated_ || log.size() <= at || !executor_) return;
   calibrated_ = true;
+  timer_.reset();
   const auto& reference = log[at];
   if (reference.traffic.swapped_out_bytes > 0) return;
-  const double measured = reference.end_s - reference.start_s;
   const double recorded = sequence_.iteration_s();
-  if (!(measured > 0) || !(recorded > 0)) return;
-  // A reference more than twice as fast as the recording is no like-for-like measure either.
-  const double factor = measured / recorded;
-  if (factor >= 1 || factor < 0.5) return;
-  for (auto& op : sequence_.operations) {
-    op.start_s *= factor;
-    op.duration_s *= factor;
-  }
-  // The same decisions, their timed swaps as much sooner, priced again: no second search (an
-  // `optimal` or `home` plan may take a minute to make).
+  auto calibrated = calibrated_sequence(sequence_, settled_s_, reference.end_s - reference.start_s);
+  if (!calibrated) return;
+  sequence_ = std::move(calibrated->sequence);
+  planned_.calibration = std::move(calibrated->how);
+  // The same decisions, their timed swaps as much sooner as the iteration, priced again: no
+  // second search (an `optimal` or `home` plan may take a minute to make).
+  const double factor = sequence_.iteration_s() / recorded;
   auto plan = executor_->plan();
   for (auto& d : plan.decisions) {
     d.swap_out.delay_s *= factor;
@@ -167,6 +191,22 @@ plan_traffic passive_traffic(const torch_support::passive_stats& before,
                              const torch_support::passive_stats& after) {
   return {after.swapped_out_bytes - before.swapped_out_bytes,
           after.swapped_in_bytes - before.swapped_in_bytes, 0};
+}
+
+void planned_training::begin_timing() {
+  if (!timer_) {
+    timer_.emplace(pool_, job_, channel_, sequence_, footprint::plan{}, nullptr, persistent_);
+    timer_->measure_durations(true);
+  }
+  monitor_.attach(job_, &*timer_);
+  attached_ = true;
+  timer_->begin();
+}
+
+void planned_training::end_timing() {
+  attached_ = false;
+  static_cast<void>(end_executing(*timer_, monitor_, job_, timer_->stats()));
+  settled_s_ = timer_->measured_durations();  // none where the iteration did not match
 }
 
 void planned_training::begin_iteration() {

@@ -2,17 +2,19 @@
 // A training job under a footprint plan (`planner =` in its [[job]], `tandem run --planner`).
 // Iteration 0 makes the optimizer's state, iteration 1 is recorded as an access sequence and
 // planned at the job's plan budget, iteration 2 runs plain and settles (the recorder's callbacks
-// leave the next iteration slow: ResNet-20 at batch 8 took 8% longer in it than later), iteration
-// 3 runs plain as the vanilla reference the measures compare with, and every later iteration
-// runs under the plan's executor. The iterations before the plan run in Capuchin's passive mode
-// (torch/passive_swapper.hpp): when the budget is below the vanilla peak, the job's least
-// recently used tensors go to host memory on demand, so they never need the vanilla peak; the
-// recorded sequence is still the vanilla iteration's. Iterations 2 and 3 do so only once memory
-// has proved short; until then they run as a plain job's (footprint_iteration.hpp).
+// leave the next iteration slow: ResNet-20 at batch 8 took 8% longer in it than later) while its
+// operations are timed for the plan's pricing (calibrate), iteration 3 runs plain as the vanilla
+// reference the measures compare with, and every later iteration runs under the plan's executor.
+// The iterations before the plan run in Capuchin's passive mode (torch/passive_swapper.hpp): when
+// the budget is below the vanilla peak, the job's least recently used tensors go to host memory on
+// demand, so they never need the vanilla peak; the recorded sequence is still the vanilla
+// iteration's. Iterations 2 and 3 do so only once memory has proved short; until then they run as a
+// plain job's (footprint_iteration.hpp).
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,22 @@ inline constexpr std::int64_t reference_iteration = 3;
 /// calibrates to no reference and so needs no settling: iteration 2 runs with passive swapping
 /// on beside the plan its start names, and from 3 on passive swapping is only the fallback.
 [[nodiscard]] planned_stage offered_stage_of(std::int64_t iteration);
+
+/// A recorded iteration brought to the speed of a plain one.
+struct calibration_result {
+  footprint::access_sequence sequence;
+  std::string how;  ///< footprint_result::calibration: "timed" or "scaled"
+};
+
+/// `recorded` brought to the speed of the plain iteration that lasted `reference_s`: each
+/// operation takes what `timed` (one duration per operation, measured in a plain iteration)
+/// says, the recorded idle time between them kept, and the whole is scaled to last
+/// `reference_s` ("timed"); where `timed` does not fit (another count, or an iteration more
+/// than twice as long or short as the reference), every recorded time is scaled to it
+/// ("scaled"). Nothing where the reference is no like-for-like measure: not faster than the
+/// recording, or more than twice as fast.
+[[nodiscard]] std::optional<calibration_result> calibrated_sequence(
+    const footprint::access_sequence& recorded, std::span<const double> timed, double reference_s);
 
 /// What a real job's plans are priced at: copies at `copy_bandwidth` bytes/s, or at a memory
 /// copy's speed when it is 0 ("memcpy": no PCIe in the way).
@@ -97,6 +115,12 @@ class planned_training {
   /// or departure made one.
   void begin_iteration();
   plan_traffic end_iteration();
+  /// Around a settling iteration that runs plain, once planned: times its operations (an
+  /// executor of a plan that moves nothing, whose callbacks only time them), which calibrate()
+  /// prices the plan at. The recorded iteration's own times are no measure of them: its
+  /// callbacks slow small operations most (ReLU 8x, a convolution 1.3x on ResNet-20).
+  void begin_timing();
+  void end_timing();
   /// The executor of the plan, once planned.
   [[nodiscard]] torch_support::plan_executor& executor() { return *executor_; }
   /// Passive swapping, the fallback beside the plan, moved `bytes` out in a planned iteration.
@@ -112,11 +136,14 @@ class planned_training {
  private:
   /// Once the plain reference iteration (reference_iteration) has run: the recorded iteration ran
   /// under the recorder's callbacks, which slow every operation (ResNet-110 at batch 4: 72 ms
-  /// recorded against 57 ms plain), so the sequence's times, and the plan's swap delays, are scaled
-  /// to the reference's and the plan is priced again: its predictions are then at the speed the job
-  /// really runs. Not when the reference swapped passively, ran slower than the recording or more
-  /// than twice as fast (something else changed its speed). A job planned jointly is priced so too;
-  /// its plans keep coming from the group's planner, which follows the times the executor measures
+  /// recorded against 57 ms plain), so the sequence is retimed and the plan priced again at the
+  /// speed the job really runs. The operations keep the shares of the iteration the settling
+  /// iteration timed (when it ran plain and matched the sequence), scaled to the length the
+  /// reference measured (calibrated_sequence); without those times, the recorded ones are
+  /// scaled to it. The plan's swap delays are scaled as the iteration. Not when the reference
+  /// swapped passively, ran slower than the recording or more than twice as fast (something
+  /// else changed its speed). A job planned jointly is priced so too; its plans keep coming from
+  /// the group's planner, which follows the times the executor measures
   /// (joint_footprint::measured).
   void calibrate(const std::vector<iteration_record>& log);
 
@@ -132,6 +159,9 @@ class planned_training {
   memory::job_id job_;
   footprint_result planned_;  ///< the plan's side, filled by plan()
   std::optional<torch_support::plan_executor> executor_;
+  /// Times the settling iteration's operations (begin_timing), into settled_s_.
+  std::optional<torch_support::plan_executor> timer_;
+  std::vector<double> settled_s_;
   torch_support::execution_stats before_;  ///< the executor's counts at the iteration's start
   joint_footprint* joint_;
   bool joined_ = false;  ///< planned with the device's other jobs

@@ -156,6 +156,7 @@ nlohmann::json to_json(const footprint_result& f) {
           {"predicted_iteration_s", f.predicted_iteration_s},
           {"predicted_msr", f.predicted_msr},
           {"predicted_eor", f.predicted_eor},
+          {"calibration", f.calibration},
           {"repriced_iteration_s", f.repriced_iteration_s},
           {"repriced_peak_bytes", f.repriced_peak_bytes},
           {"vanilla_peak_bytes", f.vanilla_peak_bytes},

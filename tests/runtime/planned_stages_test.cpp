@@ -69,5 +69,50 @@ TEST(PlannedStages, ThePlainIterationsAreMeasuredWithoutPassiveSwappingWhileMemo
           .swaps_passively());
 }
 
+/// Three operations as a recording saw them: 1 s, 0.5 s and 2 s long, with 0.5 s idle before
+/// each of the last two (its callbacks' work); 4.5 s in all.
+footprint::access_sequence recorded_three() {
+  footprint::access_sequence s;
+  s.model = "recorded";
+  s.operations = {
+      {"conv", footprint::phase::forward, footprint::op_kind::convolution, 0, 1, false},
+      {"relu", footprint::phase::forward, footprint::op_kind::elementwise, 1.5, 0.5, false},
+      {"back", footprint::phase::backward, footprint::op_kind::convolution, 2.5, 2, false}};
+  return s;
+}
+
+// The recording's callbacks slow small operations far more than large ones, so a plain
+// iteration's timing of each operation gives the shares of the iteration, scaled to the
+// reference's length; without it, one factor scales every recorded time.
+TEST(PlannedStages, CalibrationTakesThePlainShareOfEachOperationAndTheReferencesLength) {
+  const auto recorded = recorded_three();
+  ASSERT_DOUBLE_EQ(recorded.iteration_s(), 4.5);
+  const std::vector<double> timed{1.5, 0.1, 2.4};  // 4 s busy, 5 s with the idle time
+
+  const auto timed_up = calibrated_sequence(recorded, timed, 3.0);
+  ASSERT_TRUE(timed_up.has_value());
+  EXPECT_EQ(timed_up->how, "timed");
+  const auto& ops = timed_up->sequence.operations;
+  for (std::size_t op = 0; op < 3; ++op)
+    EXPECT_DOUBLE_EQ(ops[op].duration_s, timed[op] * 3.0 / 5.0) << "operation " << op;
+  EXPECT_DOUBLE_EQ(ops[1].start_s, (1.5 + 0.5) * 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(timed_up->sequence.iteration_s(), 3.0);
+
+  // No timing, one of another iteration, or one more than twice the reference's length:
+  // every recorded time scaled by 3 / 4.5.
+  for (const auto& other :
+       {std::vector<double>{}, std::vector<double>{0.9, 0.1}, std::vector<double>{4.0, 1.0, 2.0}}) {
+    const auto scaled = calibrated_sequence(recorded, other, 3.0);
+    ASSERT_TRUE(scaled.has_value());
+    EXPECT_EQ(scaled->how, "scaled");
+    EXPECT_DOUBLE_EQ(scaled->sequence.operations[2].duration_s, 2.0 * 3.0 / 4.5);
+    EXPECT_DOUBLE_EQ(scaled->sequence.iteration_s(), 3.0);
+  }
+  // A reference no faster than the recording, or more than twice as fast: left as recorded.
+  EXPECT_FALSE(calibrated_sequence(recorded, timed, 4.5).has_value());
+  EXPECT_FALSE(calibrated_sequence(recorded, timed, 2.0).has_value());
+  EXPECT_FALSE(calibrated_sequence(recorded, timed, 0).has_value());
+}
+
 }  // namespace
 }  // namespace tandem::runtime::detail

@@ -105,6 +105,11 @@ struct footprint_result {
   double predicted_iteration_s = 0;          ///< under the plan
   double predicted_msr = 0;
   double predicted_eor = 0;
+  /// How the predictions were brought to the job's plain speed once its reference iteration
+  /// ran: "timed" (the operations' times as the plain settling iteration timed them, scaled to
+  /// the reference's length), "scaled" (every recorded time scaled to the reference), or
+  /// empty (not: the reference swapped passively, or its speed was no like-for-like measure).
+  std::string calibration;
   /// The cost model's again, once a planned iteration has run: the plan priced (alone) at the
   /// operation times the executor measured in it, after their stalls and reruns, with the
   /// recorded idle time between them. The recording's distortions (its callbacks, the early
