@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "tandem/common/units.hpp"
@@ -109,21 +110,32 @@ TEST(PassiveSwapper, ABudgetThatCannotHoldOneOperationStillFailsAsOutOfMemory) {
   EXPECT_FALSE(swapper.active());
 }
 
+/// One job on a cpu pool of 64 MiB (2 MiB regions) under `budget`, this thread's tensors its.
+struct bound_job {
+  device::cpu_backend backend;
+  std::unique_ptr<device::stream> stream =
+      backend.create_stream("job", device::stream_kind::compute);
+  memory::device_pool pool{backend, testing::pool_of(64 * MiB)};
+  memory::job_id job = pool.add_job("job");
+  cpu_allocator_scope installed{pool};
+  job_binding bound{pool, job, *stream};
+  device::copy_channel channel{backend};
+  explicit bound_job(std::size_t budget) { pool.set_budget(budget); }
+};
+
+/// 1 MiB of floats.
+at::Tensor mib() {
+  return torch::ones({256 * 1024});
+}
+
 // An input that cannot come back (its operation pins every other tensor, and the budget was
 // lowered meanwhile) fails the iteration at end(): libtorch would swallow the error where it
 // happens, in the operation's start callback.
 TEST(PassiveSwapper, AnInputThatFindsNoRoomToComeBackFailsTheIterationAtItsEnd) {
-  device::cpu_backend backend;
-  auto stream = backend.create_stream("job", device::stream_kind::compute);
-  memory::device_pool pool(backend, testing::pool_of(64 * MiB));
-  pool.set_budget(2 * MiB);  // one region of 2 MiB
-  const auto job = pool.add_job("job");
-  cpu_allocator_scope installed(pool);
-  job_binding bound(pool, job, *stream);
-  device::copy_channel channel(backend);
-  passive_swapper swapper(pool, job, channel);
+  bound_job bound(2 * MiB);  // one region of 2 MiB
+  auto& pool = bound.pool;
+  passive_swapper swapper(pool, bound.job, bound.channel);
   swapper.begin();
-  const auto mib = [] { return torch::ones({256 * 1024}); };  // 1 MiB of floats
   auto a = mib();
   auto b = mib();
   auto c = mib();  // no room: a, the least recently used, goes out
@@ -156,18 +168,12 @@ class releasing_relief final : public memory::pressure_relief {
 // Beside a plan, the swapper is the last resort: the executor's own moves come first, so
 // nothing no plan priced leaves the pool while the executor can still make room.
 TEST(PassiveSwapper, BesideAPlanTheExecutorIsAskedFirstAndTheSwapperMovesOnlyWhatItCannot) {
-  device::cpu_backend backend;
-  auto stream = backend.create_stream("job", device::stream_kind::compute);
-  memory::device_pool pool(backend, testing::pool_of(64 * MiB));
-  pool.set_budget(4 * MiB);  // two regions of 2 MiB
-  const auto job = pool.add_job("job");
-  cpu_allocator_scope installed(pool);
-  job_binding bound(pool, job, *stream);
-  const auto mib = [] { return torch::ones({256 * 1024}); };  // 1 MiB of floats
+  bound_job bound(4 * MiB);  // two regions of 2 MiB
+  auto& pool = bound.pool;
+  const auto job = bound.job;
   releasing_relief executor;
   pool.set_pressure_relief(job, &executor);
-  device::copy_channel channel(backend);
-  passive_swapper swapper(pool, job, channel);
+  passive_swapper swapper(pool, job, bound.channel);
   swapper.begin();
   executor.held = {mib(), mib()};
   auto a = mib();
