@@ -110,7 +110,8 @@ TEST(PassiveSwapper, ABudgetThatCannotHoldOneOperationStillFailsAsOutOfMemory) {
   EXPECT_FALSE(swapper.active());
 }
 
-/// One job on a cpu pool of 64 MiB (2 MiB regions) under `budget`, this thread's tensors its.
+/// One job on a cpu pool of 64 MiB (2 MiB regions) under `budget`; this thread's tensors are
+/// allocated for it.
 struct bound_job {
   device::cpu_backend backend;
   std::unique_ptr<device::stream> stream =
