@@ -31,6 +31,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 
 echo "== concurrency tests under ThreadSanitizer"
 configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DTANDEM_SANITIZE=thread -DTANDEM_WITH_CUDA=OFF -DTANDEM_WITH_TORCH=OFF
-cmake --build build-tsan -j "$jobs"
+# Only the concurrency-labelled tests run here, so only they are built.
+cmake --build build-tsan -j "$jobs" --target tandem_concurrency_tests
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan -j "$jobs" -L concurrency --output-on-failure --timeout 600
