@@ -112,13 +112,17 @@ probe_result judge(const runtime::run_result& run, std::int64_t iterations) {
             "job " + first_failure->name + " failed: " + first_line(first_failure->error),
             run.aggregate_samples_per_s};
   }
-  // A real planned job whose plan needed passive swapping beside it did not fit under its plan:
-  // it only finished by swapping on demand, which no plan priced.
+  // A real planned job whose last plan needed passive swapping beside it did not fit under its
+  // plan: it only finished by swapping on demand, which no plan priced. An earlier plan that
+  // needed it and was refitted for less, so that the last one held, does not count.
   for (const auto& job : run.jobs) {
-    if (job.footprint && job.footprint->fallback_swapped_out_bytes > 0) {
+    if (job.footprint && job.footprint->last_plan_fallback_bytes > 0) {
       return {probe_outcome::out_of_memory,
               "job " + job.name + "'s plan did not fit the budget: passive swapping moved " +
-                  format_bytes(job.footprint->fallback_swapped_out_bytes) + " beside it",
+                  format_bytes(job.footprint->last_plan_fallback_bytes) + " beside it" +
+                  (job.footprint->refits > 0
+                       ? " after " + std::to_string(job.footprint->refits) + " refit(s)"
+                       : std::string()),
               run.aggregate_samples_per_s};
     }
   }

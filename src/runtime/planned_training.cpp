@@ -117,7 +117,32 @@ void planned_training::plan(footprint::access_sequence sequence,
 
 footprint_result planned_training::iteration_ended(const std::vector<iteration_record>& log) {
   calibrate(log);
+  if (executor_ && log.size() > static_cast<std::size_t>(reference_iteration) + 1) {
+    ++plan_iterations_;  // the iteration that ended ran under the plan
+    const auto short_bytes = std::exchange(short_bytes_, 0);
+    if (short_bytes > 0) refit(short_bytes);
+  }
   return result(log);
+}
+
+void planned_training::refit(std::size_t short_bytes) {
+  if (joined_ || refits_exhausted_) return;
+  const auto peak = planned_.predicted_peak_bytes;
+  if (refits_ >= max_refits || short_bytes >= peak) {
+    refits_exhausted_ = true;
+    return;
+  }
+  const auto budget = peak - short_bytes;
+  auto plan = footprint::make_planner(planner_)->make_plan(
+      sequence_, {.budget_bytes = budget, .costs = costs_});
+  keep_executable(plan, sequence_, persistent_);
+  if (footprint::predict(sequence_, plan, costs_).peak_bytes >= peak) {
+    refits_exhausted_ = true;  // the planner cuts no more: the fallback stays beside this plan
+    return;
+  }
+  ++refits_;
+  planned_.budget_bytes = budget;
+  adopt(std::move(plan));
 }
 
 void planned_training::calibrate(const std::vector<iteration_record>& log) {
@@ -154,6 +179,9 @@ void planned_training::adopt(footprint::plan plan, bool replaces) {
   planned_.predicted_iteration_s = measures.planned_s;
   planned_.predicted_msr = measures.msr;
   planned_.predicted_eor = measures.eor;
+  if (plan_iterations_ > 0) ran_plan_fallback_bytes_ = plan_fallback_bytes_;
+  plan_iterations_ = 0;
+  plan_fallback_bytes_ = 0;
   if (executor_) {
     // What the old plan left out across the boundary comes back before the new one runs.
     executor_->bring_back();
@@ -245,6 +273,9 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
   for (std::size_t i = 0; i < log.size() && i <= at; ++i)
     out.passive_swapped_out_bytes += log[i].traffic.swapped_out_bytes;
   out.fallback_swapped_out_bytes = fallback_swapped_out_bytes_;
+  out.last_plan_fallback_bytes =
+      plan_iterations_ > 0 ? plan_fallback_bytes_ : ran_plan_fallback_bytes_;
+  out.refits = refits_;
   if (log.size() > at) {
     const auto& reference = log[at];
     out.vanilla_peak_bytes = reference.peak_bytes;

@@ -92,6 +92,10 @@ inline constexpr std::string_view passive_label = "passive swapping";
 /// Iterations a planned job needs for one to run under its plan.
 inline constexpr std::int64_t planned_job_min_iterations = reference_iteration + 2;
 
+/// How many times a job planned alone is planned again for less after its plan needed passive
+/// swapping beside it (planned_training::refit).
+inline constexpr std::size_t max_refits = 3;
+
 class planned_training {
  public:
   /// `copy_bandwidth`: bytes per second the plan prices copies at (0: memcpy speed).
@@ -124,13 +128,18 @@ class planned_training {
   /// The executor of the plan, once planned.
   [[nodiscard]] torch_support::plan_executor& executor() { return *executor_; }
   /// Passive swapping, the fallback beside the plan, moved `bytes` out in a planned iteration.
-  void fell_back(std::size_t bytes) { fallback_swapped_out_bytes_ += bytes; }
+  void fell_back(std::size_t bytes) {
+    fallback_swapped_out_bytes_ += bytes;
+    plan_fallback_bytes_ += bytes;
+    short_bytes_ += bytes;
+  }
 
   /// The plan as an iteration record names it: the planner.
   [[nodiscard]] const std::string& label() const { return planner_; }
 
   /// After each of the job's iterations, with its iterations so far: calibrates the plan
-  /// (calibrate) and returns its predictions beside what `log` measured.
+  /// (calibrate), plans again for less where the plan did not hold by itself (refit), and
+  /// returns its predictions beside what `log` measured.
   [[nodiscard]] footprint_result iteration_ended(const std::vector<iteration_record>& log);
 
  private:
@@ -146,6 +155,16 @@ class planned_training {
   /// the group's planner, which follows the times the executor measures
   /// (joint_footprint::measured).
   void calibrate(const std::vector<iteration_record>& log);
+
+  /// After a planned iteration in which passive swapping moved `short_bytes` out beside the
+  /// plan: the plan counted live bytes, and the pool's regions (their rounding, the holes
+  /// between tensors of different classes) held more than the budget around them. The same
+  /// planner plans the calibrated sequence again, for the plan's predicted peak less what had
+  /// to go, and the new plan runs from the next iteration: Capuchin's feedback, which moves a
+  /// plan by what its last iteration measured, applied to the budget. At most max_refits
+  /// times, and only while the new plan's predicted peak is lower; a job planned jointly is
+  /// not refitted (its plans are the group's).
+  void refit(std::size_t short_bytes);
 
   /// The plan's predictions and what `log` (the job's iterations) measured.
   [[nodiscard]] footprint_result result(const std::vector<iteration_record>& log) const;
@@ -183,6 +202,14 @@ class planned_training {
   void adopt(footprint::plan plan, bool replaces = true);
   bool attached_ = false;
   std::size_t fallback_swapped_out_bytes_ = 0;
+  std::size_t short_bytes_ = 0;  ///< the fallback's, in the iteration that just ended
+  std::size_t refits_ = 0;
+  bool refits_exhausted_ = false;  ///< the planner could cut no more, or max_refits were made
+  // The plan running and the last one before it that ran an iteration: planned iterations run
+  // under it and what the fallback moved beside it (footprint_result::last_plan_*).
+  std::size_t plan_iterations_ = 0;
+  std::size_t plan_fallback_bytes_ = 0;
+  std::size_t ran_plan_fallback_bytes_ = 0;
 };
 
 }  // namespace tandem::runtime::detail

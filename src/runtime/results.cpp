@@ -164,6 +164,8 @@ nlohmann::json to_json(const footprint_result& f) {
           {"passive_swapped_out_bytes", f.passive_swapped_out_bytes},
           {"vanilla_predicted", f.vanilla_predicted},
           {"fallback_swapped_out_bytes", f.fallback_swapped_out_bytes},
+          {"last_plan_fallback_bytes", f.last_plan_fallback_bytes},
+          {"refits", f.refits},
           {"planned_iterations", f.planned_iterations},
           {"planned_peak_bytes", f.planned_peak_bytes},
           {"planned_iteration_s", f.planned_iteration_s},
@@ -344,7 +346,18 @@ void print_table(const run_result& result, std::ostream& out) {
       if (f.fallback_swapped_out_bytes > 0) {
         out << "  " << job.name << ": its plan did not fit the budget by itself; passive swapping "
             << "moved " << format_bytes(f.fallback_swapped_out_bytes)
-            << " more out in the planned iterations (lower plan_budget to avoid it)\n";
+            << " more out in the planned iterations";
+        if (f.refits > 0) {
+          out << "; planned again for less " << f.refits << (f.refits == 1 ? " time" : " times")
+              << " (now for " << format_bytes(f.budget_bytes) << "), "
+              << (f.last_plan_fallback_bytes == 0
+                      ? "its last plan held by itself"
+                      : "its last plan still needed " + format_bytes(f.last_plan_fallback_bytes) +
+                            " (lower plan_budget to avoid it)");
+        } else {
+          out << " (lower plan_budget to avoid it)";
+        }
+        out << "\n";
       }
       if (f.evicted_bytes > 0) {
         out << "  " << job.name << ": where no wait would have served (every running iteration "
@@ -353,8 +366,8 @@ void print_table(const run_result& result, std::ostream& out) {
       }
       if (f.planned_iterations == 0) {
         out << "  " << job.name
-            << ": no iteration ran under the plan (a planned job needs 4 iterations: warm-up, "
-               "recorded, vanilla reference, planned)\n";
+            << ": no iteration ran under the plan (a planned job needs 5 iterations: warm-up, "
+               "recorded, settling, vanilla reference, planned)\n";
       }
     }
   }

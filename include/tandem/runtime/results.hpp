@@ -131,6 +131,13 @@ struct footprint_result {
   /// Passive swapping as the fallback beside the plan, in the planned iterations (once memory
   /// proved short before the plan): bytes out. 0 when the plan fitted the budget by itself.
   std::size_t fallback_swapped_out_bytes = 0;
+  /// Of those, the bytes moved beside the last plan that ran an iteration: 0 when it held by
+  /// itself, as a refitted plan may where the first did not.
+  std::size_t last_plan_fallback_bytes = 0;
+  /// Plans made again for less after a plan needed the fallback beside it (a job planned
+  /// alone; at most 3): each for its predicted peak less what the fallback moved, from the
+  /// next iteration. Counted in replans too.
+  std::size_t refits = 0;
   std::size_t planned_iterations = 0;
   std::size_t planned_peak_bytes = 0;
   double planned_iteration_s = 0;
@@ -151,7 +158,8 @@ struct footprint_result {
   std::size_t evicted_bytes = 0;
   /// Plans taken after the first: a job planned jointly with the others of its device gets a
   /// new plan when one of them arrives or leaves, or when the operation times it measures
-  /// under its plan drift from those the plan was made for (at its next iteration boundary).
+  /// under its plan drift from those the plan was made for (at its next iteration boundary);
+  /// a job planned alone, its refits.
   std::size_t replans = 0;
   /// Of those, the ones its own measured times set off (TENSILE §4.5).
   std::size_t drift_replans = 0;
