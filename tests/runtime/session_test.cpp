@@ -320,16 +320,22 @@ TEST(Session, TensileJobsArePlannedTogetherAndKeepTheLossesOfTheJobAlone) {
   EXPECT_GE(replans, 1u);
 }
 
+/// Job "a" on one thread at 16 px, planned by `planner` for `plan_budget` (TOML: "\"50%\"", or
+/// bytes).
+std::string planned_job(const std::string& model, int batch, int iterations,
+                        const std::string& planner, const std::string& plan_budget) {
+  return "[[job]]\nname = \"a\"\nmodel = \"" + model + "\"\nbatch_size = " + std::to_string(batch) +
+         "\niterations = " + std::to_string(iterations) + "\nthreads = 1\nplanner = \"" + planner +
+         "\"\nplan_budget = " + plan_budget + "\n[job.model_options]\nimage_side = 16\n\n";
+}
+
 // Issue 16: a planned job whose vanilla peak is above the budget. Its iterations before the plan
 // (warm-up, recorded, reference) swap its own least recently used tensors to host memory on
 // demand (Capuchin's passive mode), so it is recorded, planned and trained within the budget,
 // with the losses of the job run with memory to spare; where the plan itself does not fit,
 // passive swapping goes on beside it.
 TEST(Session, APlannedJobWhoseVanillaPeakIsAboveTheBudgetIsRecordedInPassiveModeAndFinishes) {
-  const std::string job =
-      "[[job]]\nname = \"a\"\nmodel = \"resnet20\"\nbatch_size = 32\niterations = 6\n"
-      "threads = 1\nplanner = \"checkpoint\"\nplan_budget = \"50%\"\n"
-      "[job.model_options]\nimage_side = 16\n\n";
+  const auto job = planned_job("resnet20", 32, 6, "checkpoint", "\"50%\"");
   const std::string copies = "copy_bandwidth = \"memcpy\"";
   const auto roomy =
       run_workload(parse(device_table("1GiB", copies) + "[policy]\nname = \"exclusive\"\n" + job));
@@ -391,10 +397,7 @@ TEST(Session, APlannedJobWhoseVanillaPeakIsAboveTheBudgetIsRecordedInPassiveMode
 // beside its plan: the regions its small tensors spread over held more than the budget. The
 // job is planned again for less from the next iteration, and that plan holds by itself.
 TEST(Session, APlanThatNeededPassiveSwappingIsPlannedAgainForLessAndTheNextHolds) {
-  const std::string job =
-      "[[job]]\nname = \"a\"\nmodel = \"mobilenetv2\"\nbatch_size = 38\niterations = 7\n"
-      "threads = 1\nplanner = \"capuchin\"\nplan_budget = 40265318\n"
-      "[job.model_options]\nimage_side = 16\n\n";
+  const auto job = planned_job("mobilenetv2", 38, 7, "capuchin", "40265318");
   const std::string copies = "copy_bandwidth = \"memcpy\"";
   const auto roomy =
       run_workload(parse(device_table("1GiB", copies) + "[policy]\nname = \"exclusive\"\n" + job));
