@@ -28,6 +28,7 @@ footprint_iteration::footprint_iteration(footprint_parts parts, planned_stage st
   times_ = stage == planned_stage::settling && measures_plain && !swaps_passively_ &&
            parts_.planned->planned();
   if (parts_.passive != nullptr) passive_before_ = parts_.passive->stats();
+  recorded_before_ = stage != planned_stage::warm_up && stage != planned_stage::recorded;
 }
 
 void footprint_iteration::begin() {
@@ -38,9 +39,12 @@ void footprint_iteration::begin() {
     // The executor's tensors are its own to move, and the swapper's moves are not its
     // iteration's allocations.
     auto* executor = executes_ ? &parts_.planned->executor() : parts_.variants->running();
-    parts_.passive->begin(executor, executor);
+    parts_.passive->begin(executor, executor, /*as_fallback=*/true);
   } else if (swaps_passively_) {
-    parts_.passive->begin(recorder_);
+    // Capuchin's passive mode swaps as soon as memory runs short while the access pattern is
+    // unknown; once the iteration is recorded, the job's memory need is known to its policy,
+    // and where another job's memory will come back, waiting for it is cheaper than copies.
+    parts_.passive->begin(recorder_, nullptr, /*as_fallback=*/recorded_before_);
   }
 }
 
@@ -54,6 +58,7 @@ plan_traffic footprint_iteration::end() {
     const auto moved = passive_traffic(passive_before_, parts_.passive->stats());
     traffic.swapped_out_bytes += moved.swapped_out_bytes;
     traffic.swapped_in_bytes += moved.swapped_in_bytes;
+    swapped_on_demand_bytes_ = moved.swapped_out_bytes;
     if (falls_back_ && executes_) parts_.planned->fell_back(moved.swapped_out_bytes);
   }
   return traffic;

@@ -46,6 +46,8 @@ class footprint_iteration {
   /// settling and reference iterations while memory has never proved short (they run as a
   /// plain job's); under a plan or a variant, once it has, as the fallback.
   [[nodiscard]] bool swaps_passively() const { return swaps_passively_; }
+  /// What passive swapping moved out in the iteration (after end()).
+  [[nodiscard]] std::size_t swapped_on_demand_bytes() const { return swapped_on_demand_bytes_; }
 
  private:
   footprint_parts parts_;
@@ -56,6 +58,9 @@ class footprint_iteration {
   bool falls_back_ = false;
   bool swaps_passively_ = false;
   torch_support::passive_stats passive_before_;
+  std::size_t swapped_on_demand_bytes_ = 0;
+  /// Past the recorded iteration: passive swapping is a last resort, after waiting for others.
+  bool recorded_before_ = false;
 };
 
 }  // namespace tandem::runtime::detail

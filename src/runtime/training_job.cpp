@@ -298,6 +298,7 @@ void train_iterations(const job_spec& spec, const models::model_options& model_o
       ++result.restarts;
       continue;
     }
+    ran->swapped_on_demand_bytes = footprint.swapped_on_demand_bytes();
     const auto& report = *ran;
     if (variants && stage == planned_stage::recorded && result.access_sequence) {
       // Offered once the iteration is measured: the plans' curves are scaled from its own.

@@ -65,6 +65,7 @@ struct passive_state {
   /// The job's relief when this swapper began (a plan executor's last resort), asked where
   /// this one has nothing left to move and the allocation would fail.
   memory::pressure_relief* next = nullptr;
+  bool as_fallback = false;  ///< only where no wait would bring memory (relieve)
   std::thread::id thread;
   at::CallbackHandle callbacks = 0;
   bool active = false;
@@ -222,13 +223,15 @@ bool passive_swapper::active() const {
   return state_->active;
 }
 
-void passive_swapper::begin(relocation_observer* observer, const storage_claims* claimed) {
+void passive_swapper::begin(relocation_observer* observer, const storage_claims* claimed,
+                            bool as_fallback) {
   auto& s = *state_;
   TANDEM_EXPECTS(!s.active, usage_error, "passive_swapper::begin called twice without end");
   TANDEM_EXPECTS(swapping == nullptr, usage_error,
                  "another passive swapper is running on this thread");
   s.observer = observer;
   s.claimed = claimed;
+  s.as_fallback = as_fallback;
   s.thread = std::this_thread::get_id();
   s.tick = 0;
   s.active = true;
@@ -289,9 +292,11 @@ bool passive_swapper::relieve(memory::job_id job, std::size_t bytes, memory::rel
   // way or moves out of turn a tensor it will bring back before its next read. Asked first,
   // the swapper took small tensors no plan knew of (36-186 KiB an iteration on ResNet-20 at
   // batch 257-384 under 40 MiB), and the plan counted as not fitting.
-  if (s.next != nullptr) {
+  // As a fallback, the same: where another job's memory will come back, waiting for it costs
+  // less than copies at PCIe speed.
+  if (s.next != nullptr || s.as_fallback) {
     if (moment != memory::relief_moment::instead_of_failing) return false;
-    if (s.next->relieve(job, bytes, moment)) return true;
+    if (s.next != nullptr && s.next->relieve(job, bytes, moment)) return true;
   }
   return swapper_ops(s, stats_).evict_one();
 }

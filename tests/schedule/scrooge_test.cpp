@@ -504,6 +504,28 @@ TEST(ScroogeWithPlans, APlanThatCostsMoreThanTheWaitIsNotTaken) {
   EXPECT_EQ(policy.stats(2).planned, 0);
 }
 
+TEST(ScroogeWithPlans, APlainIterationThatSwappedOnDemandCostsWhatItTook) {
+  // As above, the plan doubles the iteration; but b's last plain iteration did not fit beside
+  // what a held and swapped on demand (a real job's passive swapping), taking 3 s. Waiting
+  // 0.05 s for such an iteration now costs more than the plan: b takes the plan.
+  scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
+  profile_both_with_plans(policy, lean(2.0));
+  ASSERT_EQ(policy.may_start(2, 5), decision::start());
+  EXPECT_EQ(policy.chosen_variant(2), 0u);
+  policy.on_iteration_start(2, 5);
+  auto swapped = report_of(5, 8, pyramid);
+  swapped.swapped_on_demand_bytes = 100;
+  policy.on_iteration_end(2, swapped, 8);
+  b_asks_beside_a(policy);
+  EXPECT_EQ(policy.may_start(2, 10.35), decision::wait_for_event());  // the plan's trial, alone
+  policy.on_iteration_end(1, report_of(10, 11, pyramid), 11);
+  ASSERT_EQ(policy.may_start(2, 11), decision::start());
+  EXPECT_EQ(policy.chosen_variant(2), 1u);
+  policy.on_iteration_start(2, 11);
+  // Its extra time is still counted against the plain iteration as offered (2.0 - 1.0 s).
+  EXPECT_NEAR(policy.stats(2).plan_extra_s, 1.0, 1e-9);
+}
+
 TEST(ScroogeWithPlans, AJobTooLargeForTheBudgetRunsUnderAPlanInsteadOfBeingRefused) {
   scrooge_policy policy(400, {.ramp_start = 1, .ramp_iterations = 0});
   policy.on_arrival(job_info::make(1, "huge", 0), 0);

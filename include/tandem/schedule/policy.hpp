@@ -85,6 +85,10 @@ struct iteration_report {
   /// returned what it took so that iterations waiting for it could go on. Not a whole
   /// iteration: `held` stops at the cut, so it is no measurement to learn a need from.
   bool restarted = false;
+  /// Bytes the job swapped out on demand in it to make room (a planned job's passive swapping,
+  /// where no wait would have brought memory): the iteration did not fit beside what the others
+  /// held, and its length includes those copies (docs/ARCHITECTURE.md, "Passive mode").
+  std::size_t swapped_on_demand_bytes = 0;
 };
 
 struct decision {

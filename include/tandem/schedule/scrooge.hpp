@@ -129,6 +129,8 @@ class scrooge_policy final : public policy,
     // it is measured, and its predicted length alone. Empty: never offered.
     std::vector<std::shared_ptr<const indexed_curve>> variants;
     std::vector<double> variant_s;
+    // As offered; variant_s[k] is raised to a measured length while variant k swaps on demand.
+    std::vector<double> offered_s;
     // The least an iteration of it needs, from one that had to restart (the whole budget after
     // a restart that got no further): until it runs whole, it starts alone only when that fits
     // beside what the others hold between iterations.
