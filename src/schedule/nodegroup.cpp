@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "tandem/common/error.hpp"
@@ -147,7 +148,13 @@ void nodegroup_policy::on_group_end(job_id job, std::size_t group, double now_s)
 
 void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& report, double now_s) {
   auto& state = jobs_.at(job);
-  if (!report.restarted) {
+  if (report.restarted) {
+    // A restart that got no further than the last one was let start on a need that still did
+    // not fit (what the others hold moves a little): it waits for them to leave.
+    const std::size_t reached = report.held.peak();
+    state.restart_need = reached > state.restart_need ? reached : budget_;
+  } else {
+    state.restart_need = 0;
     // A restarted iteration (cut short, to run again) is no whole iteration to learn from, nor
     // is a planned one: its allocations are not those the plain iteration's groups are cut from.
     ++state.stats.iterations;
@@ -248,6 +255,16 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
   job.calibrated = true;
 }
 
+bool nodegroup_policy::held_back(job_id id, const job_state& job) const {
+  if (job.restart_need == 0 || job.next_group != 0) return false;
+  // Waiting helps only while another built job goes on, and leaves in the end: when every other
+  // one is held back too, this one tries, and fails for good if it cannot fit.
+  const bool another_goes_on = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+    return entry.first != id && entry.second.built && entry.second.restart_need == 0;
+  });
+  return another_goes_on && others_idle(id) + job.restart_need > budget_;
+}
+
 std::size_t nodegroup_policy::others_idle(job_id id) const {
   std::size_t idle = 0;
   for (const auto& [other, state] : jobs_) {
@@ -323,6 +340,11 @@ void nodegroup_policy::next_step(double now_s) {
       if (const auto k = plan_instead(id, job); k > 0) plans[id] = k;
     }
   }
+  // Jobs that restarted short of memory wait for the others to leave, unless a plan fits.
+  std::set<job_id> waiting_to_fit;
+  for (const auto& [id, job] : jobs_) {
+    if (job.ready && !plans.contains(id) && held_back(id, job)) waiting_to_fit.insert(id);
+  }
   for (const auto& [id, job] : jobs_) {
     if (job.next_group > 0 || job.beside) anyone_mid_iteration = true;
     if (job.ready && !pipelined(job) && job.next_group > 0) {
@@ -331,7 +353,9 @@ void nodegroup_policy::next_step(double now_s) {
       anyone_mid_iteration = false;
       break;
     }
-    if (!job.ready || (solo != nullptr && job.arrival_rank > solo->arrival_rank)) continue;
+    if (!job.ready || waiting_to_fit.contains(id) ||
+        (solo != nullptr && job.arrival_rank > solo->arrival_rank))
+      continue;
     const bool wants_solo = !plans.contains(id) &&
                             (!pipelined(job) ? job.built || admits(id)
                                              : job.next_group == 0 && needs_solo_fallback(id, job));
@@ -385,6 +409,7 @@ void nodegroup_policy::next_step(double now_s) {
                              job.needs.end());
       entry.ready = job.ready && (solo == nullptr || job.next_group > 0);
     }
+    if (waiting_to_fit.contains(id)) entry.ready = false;
     view.push_back(std::move(entry));
     ids.push_back(id);
   }

@@ -269,6 +269,26 @@ TEST(NodeGroup, WhenNothingFitsMidIterationTheLeaderGoesOnAloneRatherThanStall) 
   EXPECT_EQ(policy.forced_steps(), 1u);
 }
 
+TEST(NodeGroup, AJobThatRestartedShortOfMemoryWaitsForTheOthersToLeave) {
+  // b's iteration let go at 950 MiB, beside a's 100 idle under 1000 (a real VGG-16 beside two
+  // idle jobs' persistent memory). Started again at once it would meet the same shortage and
+  // give up; it waits while a goes on, and starts once a has left.
+  two_jobs run(1000);
+  auto& policy = run.policy;
+  double now = run.now;
+  ASSERT_EQ(policy.may_start(1, now), start);
+  policy.on_iteration_start(1, now);
+  auto cut = iteration(100, 4);
+  cut.held.steps.push_back({0.0, 850 * std::int64_t{MiB}});  // reached 950 MiB
+  cut.restarted = true;
+  policy.on_iteration_end(1, cut, now += 0.1);
+  EXPECT_EQ(policy.may_start(1, now), wait);
+  run_iteration(policy, 0, iteration(100, 4), now);
+  EXPECT_EQ(policy.may_start(1, now), wait) << "a is still there, holding 100 MiB";
+  policy.on_departure(0, now);
+  EXPECT_EQ(policy.may_start(1, now), start);
+}
+
 TEST(NodeGroup, ANewJobIsBuiltOnlyWhileTheOthersLeaveRoomForTheLargestPeakSeen) {
   nodegroup_policy policy(230 * MiB, {10 * MiB, 4, 2, 2});
   double now = 0;

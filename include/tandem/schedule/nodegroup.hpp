@@ -164,6 +164,9 @@ class nodegroup_policy final : public policy,
     std::size_t running_variant = 0;     ///< the variant of the iteration under way
     bool beside = false;                 ///< a planned iteration under way, beside the pipeline
     std::size_t reserved = 0;            ///< what it may hold until then: its plan's peak
+    /// The least an iteration of it needs, from one that had to restart (the whole budget after
+    /// a restart that got no further); 0 once an iteration runs whole.
+    std::size_t restart_need = 0;
     nodegroup_job_stats stats;
   };
 
@@ -181,6 +184,10 @@ class nodegroup_policy final : public policy,
   [[nodiscard]] std::size_t plan_instead(job_id id, const job_state& job) const;
   /// What the others hold between their iterations.
   [[nodiscard]] std::size_t others_idle(job_id id) const;
+  /// A job whose iteration restarted, needing more than fits beside what the others hold
+  /// between iterations, while another goes on (and will leave): it waits, as under scrooge,
+  /// rather than start again into the same shortage and give up.
+  [[nodiscard]] bool held_back(job_id id, const job_state& job) const;
   /// May a job that was never granted be built now?
   [[nodiscard]] bool admits(job_id newcomer) const;
   /// When the barrier is open: choose the next step and grant it.
