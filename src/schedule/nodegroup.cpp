@@ -149,10 +149,7 @@ void nodegroup_policy::on_group_end(job_id job, std::size_t group, double now_s)
 void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& report, double now_s) {
   auto& state = jobs_.at(job);
   if (report.restarted) {
-    // A restart that got no further than the last one was let start on a need that still did
-    // not fit (what the others hold moves a little): it waits for them to leave.
-    const std::size_t reached = report.held.peak();
-    state.restart_need = reached > state.restart_need ? reached : budget_;
+    state.restart_need = restart_need_after(report.held.peak(), state.restart_need, budget_);
   } else {
     state.restart_need = 0;
     // A restarted iteration (cut short, to run again) is no whole iteration to learn from, nor
@@ -262,7 +259,7 @@ bool nodegroup_policy::held_back(job_id id, const job_state& job) const {
   const bool another_goes_on = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
     return entry.first != id && entry.second.built && entry.second.restart_need == 0;
   });
-  return another_goes_on && others_idle(id) + job.restart_need > budget_;
+  return another_goes_on && !fits_beside(others_idle(id), job.restart_need, budget_);
 }
 
 std::size_t nodegroup_policy::others_idle(job_id id) const {

@@ -393,10 +393,7 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
     // budget fell under them). It runs again alone, as after a missed prediction; what it
     // measured stops at the cut and teaches nothing.
     const bool informed = state.now == phase::informed;
-    // A restart that got no further than the last one was let start on a need that still did
-    // not fit (what the others hold moves a little): it waits for them to leave.
-    const std::size_t reached = report.held.peak();
-    state.restart_need = reached > state.restart_need ? reached : budget_;
+    state.restart_need = restart_need_after(report.held.peak(), state.restart_need, budget_);
     claims_.end(job);
     if (informed) {
       state.now = phase::fallback;

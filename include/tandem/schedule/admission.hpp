@@ -8,7 +8,8 @@
 //
 // What "holds" means is each policy's: scrooge counts what each job holds between iterations,
 // nodegroup what each holds now (it reads progress); Salus decides its probes with its lanes and
-// shares only fits_beside, for its persistent + ephemeral checks against the budget.
+// shares only fits_beside, for its persistent + ephemeral checks against the budget. A job
+// let in again after its iteration restarted short of memory follows restart_need_after.
 
 #include <algorithm>
 #include <cstddef>
@@ -19,6 +20,16 @@ namespace tandem::schedule {
 /// overflow whatever the values.
 [[nodiscard]] constexpr bool fits_beside(std::size_t held, std::size_t need, std::size_t budget) {
   return held <= budget && need <= budget - held;
+}
+
+/// What a job whose iteration restarted short of memory needs before it starts again, one rule
+/// for scrooge and nodegroup: what the cut iteration reached (`reached`), or the whole budget
+/// when it got no further than the need `previous` its last restart left. Such a restart was let
+/// start on a need that still did not fit (what the others hold moves a little): it waits for
+/// them to leave.
+[[nodiscard]] constexpr std::size_t restart_need_after(std::size_t reached, std::size_t previous,
+                                                       std::size_t budget) {
+  return reached > previous ? reached : budget;
 }
 
 /// The jobs already present as a newcomer's admission sees them.
