@@ -8,6 +8,7 @@
 #include "tandem/common/units.hpp"
 #include "tandem/memory/detail/job_arena.hpp"
 #include "tandem/memory/detail/pool_context.hpp"
+#include "tandem/memory/fallback_scope.hpp"
 #include "tandem/memory/no_wait_scope.hpp"
 
 namespace tandem::memory {
@@ -148,6 +149,7 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
         while (ptr == nullptr) {
           auto room = owner.room_for(rounded, kind);
           room.can_make_room = can_make_room;
+          room.caller_falls_back = fallback_scope::here();
           const auto answer = gate->wait_for_regions(job, rounded, room);
           if (answer == wait_answer::fail) break;
           if (answer == wait_answer::make_room) {
@@ -172,10 +174,13 @@ void* device_pool::allocate(job_id job, device::stream& stream, std::size_t byte
     }
     if (void* ptr = owner.try_allocate_in_other_class(stream, rounded, kind)) return ptr;
   }
-  owner.count_out_of_memory();
-  if (auto* sink = context_->sink.load(std::memory_order_acquire)) {
-    sink->on_event(
-        {context_->now_ns(), trace_op::out_of_memory, job, stream.id(), kind, rounded, 0});
+  // Not the job's failure where its caller copes (fallback_scope.hpp).
+  if (!fallback_scope::here()) {
+    owner.count_out_of_memory();
+    if (auto* sink = context_->sink.load(std::memory_order_acquire)) {
+      sink->on_event(
+          {context_->now_ns(), trace_op::out_of_memory, job, stream.id(), kind, rounded, 0});
+    }
   }
   throw out_of_memory_error(make_report(owner, rounded, kind));
 }

@@ -182,14 +182,16 @@ void planned_training::adopt(footprint::plan plan, bool replaces) {
   if (plan_iterations_ > 0) ran_plan_fallback_bytes_ = plan_fallback_bytes_;
   plan_iterations_ = 0;
   plan_fallback_bytes_ = 0;
+  auto next = std::make_unique<torch_support::plan_executor>(pool_, job_, channel_, sequence_,
+                                                             std::move(plan), nullptr, persistent_);
   if (executor_) {
-    // What the old plan left out across the boundary comes back before the new one runs.
-    executor_->bring_back();
+    // What the old plan left out across the boundary comes back before the new one runs, or
+    // passes to it where no memory comes.
+    executor_->bring_back(next.get());
     retired_ += executor_->stats();
-    executor_.reset();
     if (replaces) ++replans_;
   }
-  executor_.emplace(pool_, job_, channel_, sequence_, std::move(plan), nullptr, persistent_);
+  executor_ = std::move(next);
   // TENSILE's online re-planning reads them, and reprice() those of a plan's first iteration;
   // a plan that moves nothing runs without callbacks otherwise.
   executor_->measure_durations(joined_ || !executor_->plan().decisions.empty());
@@ -241,7 +243,7 @@ void planned_training::begin_iteration() {
   if (joined_) {
     if (auto newer = joint_->newer_plan(job_, plan_version_)) adopt(std::move(*newer));
   }
-  monitor_.attach(job_, &*executor_);
+  monitor_.attach(job_, executor_.get());
   attached_ = true;
   before_ = executor_->stats();
   executor_->begin();
@@ -311,6 +313,7 @@ footprint_result planned_training::result(const std::vector<iteration_record>& l
     out.missed_decisions = stats.missed;
     out.diverged_iterations = stats.diverged_iterations;
     out.evicted_bytes = stats.evicted_bytes;
+    out.host_read_bytes = stats.host_read_bytes;
     out.replans = replans_;
     out.drift_replans = drift_replans_;
   }

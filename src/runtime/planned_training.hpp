@@ -112,7 +112,7 @@ class planned_training {
   /// Plans the recorded iteration, whose persistent tensors' storages are `persistent`; the
   /// executor runs the plan from then on, parameters and optimizer state included.
   void plan(footprint::access_sequence sequence, torch_support::persistent_storages persistent);
-  [[nodiscard]] bool planned() const { return executor_.has_value(); }
+  [[nodiscard]] bool planned() const { return executor_ != nullptr; }
 
   /// Around each planned iteration, on the job's thread; end_iteration returns what the plan
   /// moved in it. begin_iteration first takes the job's new joint plan, if the others' arrival
@@ -177,7 +177,7 @@ class planned_training {
   device::copy_channel& channel_;
   memory::job_id job_;
   footprint_result planned_;  ///< the plan's side, filled by plan()
-  std::optional<torch_support::plan_executor> executor_;
+  std::unique_ptr<torch_support::plan_executor> executor_;
   /// Times the settling iteration's operations (begin_timing), into settled_s_.
   std::optional<torch_support::plan_executor> timer_;
   std::vector<double> settled_s_;

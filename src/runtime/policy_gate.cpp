@@ -197,10 +197,10 @@ void policy_gate::sleep_until(double seconds) {
 schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool restartable,
                                                        std::size_t refused_bytes,
                                                        std::size_t free_in_own_regions,
-                                                       bool can_make_room) {
+                                                       bool can_make_room, bool falls_back) {
   std::lock_guard lock(mutex_);
-  const auto verdict =
-      driver_.memory_wait(job, restartable, refused_bytes, free_in_own_regions, can_make_room);
+  const auto verdict = driver_.memory_wait(job, restartable, refused_bytes, free_in_own_regions,
+                                           can_make_room, falls_back);
   // A job told to let go at a group boundary waits for its grant: wake it to restart there.
   if (!driver_.take_boundary_restarts().empty()) changed_.notify_all();
   return verdict;

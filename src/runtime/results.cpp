@@ -180,6 +180,7 @@ nlohmann::json to_json(const footprint_result& f) {
           {"missed_decisions", f.missed_decisions},
           {"diverged_iterations", f.diverged_iterations},
           {"evicted_bytes", f.evicted_bytes},
+          {"host_read_bytes", f.host_read_bytes},
           {"replans", f.replans},
           {"drift_replans", f.drift_replans}};
 }
@@ -363,6 +364,11 @@ void print_table(const run_result& result, std::ostream& out) {
         out << "  " << job.name << ": where no wait would have served (every running iteration "
             << "waiting for another), its executor swapped " << format_bytes(f.evicted_bytes)
             << " of its plan's tensors out of turn to make room instead of failing\n";
+      }
+      if (f.host_read_bytes > 0) {
+        out << "  " << job.name << ": where no memory would come for a tensor it needed back, "
+            << "its operations read " << format_bytes(f.host_read_bytes)
+            << " of them in host memory instead of failing\n";
       }
       if (f.planned_iterations == 0) {
         out << "  " << job.name

@@ -43,8 +43,8 @@ std::vector<policy_driver::budget_change> policy_driver::apply_due_budget_change
 
 memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
                                                std::size_t refused_bytes,
-                                               std::size_t free_in_own_regions,
-                                               bool can_make_room) {
+                                               std::size_t free_in_own_regions, bool can_make_room,
+                                               bool falls_back) {
   // Let go already: while its exception unwinds, operations' end callbacks may still borrow
   // (a plan's prefetch), and a give-up now would turn the owed restart into a failure.
   if (restart_owed(job)) return memory_wait_verdict::restart_iteration;
@@ -66,8 +66,14 @@ memory_wait_verdict policy_driver::memory_wait(job_id job, bool restartable,
       // Not waiting while it moves its own tensors; it asks afresh if that did not serve.
       end_memory_wait(job);
       break;
-    case memory_wait_verdict::restart_iteration:
     case memory_wait_verdict::give_up:
+      if (falls_back) {
+        // Served elsewhere: it goes on, and nothing of it comes back for the others.
+        end_memory_wait(job);
+        break;
+      }
+      [[fallthrough]];
+    case memory_wait_verdict::restart_iteration:
       // Its regions are coming back (restarted or failed): until it reports the restart or
       // leaves, the others wait for them rather than let go too.
       end_memory_wait(job);

@@ -330,21 +330,29 @@ bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) cons
 
 bool scrooge_policy::fits_beside_idle_others(job_id job, const job_state& state) const {
   if (state.restart_need == 0) return true;
-  // Waiting helps only while another built job can go on, and leave in the end: when every
-  // other one waits for room too, this one tries, and fails for good if it cannot fit.
-  const bool another_goes_on = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
-    return entry.first != job && entry.second.admitted && entry.second.restart_need == 0;
-  });
-  if (!another_goes_on) return true;
-  std::size_t idle = 0;
-  bool others = false;
   std::lock_guard lock(claims_mutex_);
+  // Waiting helps only while another built job goes on, and leaves in the end: one mid-
+  // iteration, or one that could start (else each would wait for the other, and no event
+  // comes). When none does, this one tries, and fails for good if it cannot fit.
+  const bool another_goes_on = std::any_of(jobs_.begin(), jobs_.end(), [&](const auto& entry) {
+    return entry.first != job &&
+           (entry.second.running || could_start_alone(entry.first, entry.second));
+  });
+  return !another_goes_on || fits_beside(idle_held_except(job), state.restart_need, budget_);
+}
+
+std::size_t scrooge_policy::idle_held_except(job_id left_out) const {
+  std::size_t idle = 0;
   for (const auto& [id, other] : jobs_) {
-    if (id == job) continue;
-    others = true;
-    idle += idle_held(id, other);
+    if (id != left_out) idle += idle_held(id, other);
   }
-  return !others || fits_beside(idle, state.restart_need, budget_);
+  return idle;
+}
+
+bool scrooge_policy::could_start_alone(job_id job, const job_state& state) const {
+  // Under the largest budget: one that waits for a lowered budget to come back goes on then.
+  return state.admitted && !state.running && state.restart_need == 0 &&
+         fits_beside(idle_held_except(job), least_peak(state), largest_budget_);
 }
 
 decision scrooge_policy::wait_for_event(job_state& state) {

@@ -16,6 +16,7 @@
 #include "for_each_tensor.hpp"
 #include "operation_callbacks.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/memory/fallback_scope.hpp"
 #include "tandem/memory/no_wait_scope.hpp"
 #include "tandem/torch/job_binding.hpp"
 
@@ -308,7 +309,7 @@ class executor_ops {
   void meet(const at::Tensor& tensor) {
     if (!tensor.defined() || !tensor.has_storage()) return;
     const auto* storage = tensor.storage().unsafeGetStorageImpl();
-    if (const auto t = tensor_of(storage)) make_present(*t);
+    if (const auto t = tensor_of(storage)) make_present(*t, true);
   }
 
   /// The storage of tensor `t` if it is still alive.
@@ -486,7 +487,7 @@ class executor_ops {
     const auto is_k = [k](const detail::timed_decision& p) { return p.decision == k; };
     std::erase_if(s_.pending_out, is_k);
     std::erase_if(s_.pending_in, is_k);
-    make_present(s_.plan.decisions[k].tensor);
+    make_present(s_.plan.decisions[k].tensor, true);
   }
 
   /// Makes room for an allocation that would otherwise fail (no wait would serve): finishes
@@ -592,15 +593,30 @@ class executor_ops {
     s_.finishing.clear();
   }
 
-  /// Brings tensor `t` back if it is out: waits for its copy (a stall) or rebuilds it.
-  void make_present(std::size_t t) {
+  /// Brings tensor `t` back if it is out: waits for its copy (a stall) or rebuilds it. With
+  /// `may_stay`, a tensor out for which no memory comes (the gate would fail the allocation:
+  /// every job waits, and none can restart here) stays in host memory, which the device
+  /// reaches too (pinned): its readers read it there, slower, rather than the job failing. A
+  /// later reader brings it back, or, a parameter, the next iteration's first.
+  void make_present(std::size_t t, bool may_stay = false) {
     auto& tracked = s_.tensors[t];
     switch (tracked.where) {
       case residence::present:
         return;
       case residence::going_out:
       case residence::out:
-        swap_in(t, true);
+        if (may_stay && tracked.where == residence::out) {
+          const memory::fallback_scope reads_from_host;
+          try {
+            swap_in(t, true);
+          } catch (const memory::out_of_memory_error&) {
+            ++stats_.host_reads;
+            stats_.host_read_bytes += tracked.bytes;
+            return;
+          }
+        } else {
+          swap_in(t, true);
+        }
         if (tracked.where != residence::coming_in) return;
         [[fallthrough]];
       case residence::coming_in:
@@ -828,6 +844,10 @@ void plan_executor::begin() {
   s.away.clear();
   for (const auto& [t, tracked] : s.tensors) {
     if (tracked.where != residence::present) s.away.insert(t);
+    // Carried, perhaps from the executor of an earlier plan, which need not move it: its
+    // readers find it by its storage.
+    if (!tracked.storage) continue;
+    if (const auto storage = tracked.storage->lock()) s.by_storage[storage.get()] = t;
   }
   // Persistent tensors are there from the start, where the last iteration left them.
   for (const auto& [t, handle] : s.persistent) {
@@ -883,7 +903,7 @@ void plan_executor::end() {
     for (auto& [t, tracked] : s.tensors) {
       if (tracked.where == residence::dropped && !ops.storage_of(t)) continue;
       if (s.wrapped[t]) continue;  // out across the boundary: see below
-      if (tracked.where != residence::present) ops.make_present(t);
+      if (tracked.where != residence::present) ops.make_present(t, true);
     }
   } catch (...) {
     abandon_iteration();
@@ -896,9 +916,11 @@ void plan_executor::end() {
     if (d.wraps) ops.swap_out(d.tensor);
   }
   s.pending_out.clear();
+  // Out across the boundary as planned, or a parameter left in host memory for want of room:
+  // the next iteration's readers bring them back.
   ops.carry_over([&](std::size_t t, const detail::tracked_tensor& tracked) {
-    return s.wrapped[t] &&
-           (tracked.where == residence::going_out || tracked.where == residence::out);
+    const bool out = tracked.where == residence::going_out || tracked.where == residence::out;
+    return out && (s.wrapped[t] || !s.sequence.tensors[t].created_by);
   });
   // Copies out whose tensor was needed back before they finished served nothing, yet the
   // iteration ends only after them (a plan whose copies outrun the channel): a stall too.
@@ -949,16 +971,27 @@ void plan_executor::abandon_iteration() noexcept {
   executing = nullptr;
 }
 
-void plan_executor::bring_back() {
+void plan_executor::bring_back(plan_executor* next) {
   auto& s = *state_;
   TANDEM_EXPECTS(executing != this, usage_error, "plan_executor::bring_back during an iteration");
+  TANDEM_EXPECTS(next == nullptr || (next != this && next->state_->sequence.tensors.size() ==
+                                                         s.sequence.tensors.size()),
+                 usage_error, "plan_executor::bring_back to an executor of another sequence");
   s.tensors = std::move(s.carried);
   s.carried.clear();
   executor_ops ops(s, stats_);
   for (auto& [t, tracked] : s.tensors) {
-    if (tracked.where != residence::present && ops.storage_of(t)) ops.make_present(t);
+    if (tracked.where != residence::present && ops.storage_of(t))
+      ops.make_present(t, next != nullptr);
   }
   ops.wait_for_copies();
+  if (next != nullptr) {
+    ops.carry_over([](std::size_t, const detail::tracked_tensor& tracked) {
+      return tracked.where == residence::out;
+    });
+    for (auto& entry : s.carried) next->state_->carried.insert(std::move(entry));
+    s.carried.clear();
+  }
   s.tensors.clear();
   s.away.clear();
 }

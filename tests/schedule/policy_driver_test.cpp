@@ -83,6 +83,20 @@ TEST(PolicyDriverMemoryWaits, WhenNoneCanRestartTheLatestToWaitGivesUp) {
   EXPECT_EQ(run.driver.memory_wait(1, false), verdict::give_up);  // alone now
 }
 
+// A give-up that another class's free block serves fails nobody: the job goes on, and the
+// others are not told to wait for regions that will not come back.
+TEST(PolicyDriverMemoryWaits, AGiveUpThatFallsBackLeavesNothingForTheOthersToWaitFor) {
+  two_running run;
+  ASSERT_EQ(run.driver.memory_wait(1, false), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(2, false, 2 << 20, 0, false, true), verdict::give_up);
+  EXPECT_EQ(run.driver.held_up_by(2), "");
+  // 2 runs on: 1 waits for it, as for any running iteration, and is the one to give up once 2
+  // waits too.
+  EXPECT_EQ(run.driver.memory_wait(1, false), verdict::keep_waiting);
+  EXPECT_EQ(run.driver.memory_wait(2, false), verdict::give_up);
+  EXPECT_NE(run.driver.held_up_by(2).find("failing"), std::string::npos);
+}
+
 // A job that can make room in its own memory (a planned job's executor) does so where nothing
 // else would serve, before anyone lets go: a copy of its own costs less than a restart, and a
 // failure nothing. Asked again with no room left to make, the usual choice applies.

@@ -393,6 +393,32 @@ TEST(Scrooge, AnIterationAboveItsPredictedPeakFallsBackToRunningAlone) {
   EXPECT_NE(policy.may_start(2, 15.1), decision::wait_for_event());
 }
 
+// c's iteration let go at 800 (its restart need) beside a's and b's 100 each, budget 900: it
+// waits for them to leave while they can go on, as a and b each fit beside the rest's
+// holdings. Once both hold 400 each between iterations, neither one's 500 fits beside the
+// other's 400 and c's 100: c no longer waits for them (all three would wait for ever).
+TEST(Scrooge, AJobThatRestartedWaitsForTheOthersOnlyWhileOneOfThemCanGoOn) {
+  scrooge_policy policy(900, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
+  for (job_id job : {1u, 2u, 3u}) {
+    policy.on_arrival(job_info::make(job, "j", 0), 0);
+    ASSERT_TRUE(policy.try_reserve(job, 100));
+    const double t = job;
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    policy.on_iteration_start(job, t);
+    policy.on_iteration_end(job, report_of(t, t + 1, pyramid), t + 1);
+  }
+  ASSERT_EQ(policy.may_start(3, 10), decision::start());
+  policy.on_iteration_start(3, 10);
+  auto cut = report_of(10, 10.5, curve(100, {0.0}, 700, {}, 0, 0.5));  // reached 800
+  cut.restarted = true;
+  policy.on_iteration_end(3, cut, 10.5);
+  EXPECT_EQ(policy.may_start(3, 10.5), decision::wait_for_event()) << "a and b can go on";
+  for (job_id job : {1u, 2u}) ASSERT_TRUE(policy.try_reserve(job, 300));
+  EXPECT_NE(policy.may_start(1, 10.6), decision::start());
+  EXPECT_NE(policy.may_start(2, 10.6), decision::start());
+  EXPECT_EQ(policy.may_start(3, 10.6), decision::start()) << "neither a nor b can go on";
+}
+
 TEST(Scrooge, StatisticsOutliveTheJobAndAddUp) {
   scrooge_policy policy(650, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
   profile_both(policy);

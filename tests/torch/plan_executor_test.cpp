@@ -434,9 +434,9 @@ persistent_run checked_persistent_swaps(stretch how) {
   return run;
 }
 
-// An iteration cut short where its tensors cannot come back (its restart owed, no memory left):
-// end() throws, what is out stays on the host, and the executor runs the next iteration, whose
-// readers bring the parameters back; the losses stay bitwise.
+// An iteration cut short where its tensors cannot come back (no memory left): what is out stays
+// on the host, and the executor runs the next iteration, whose readers bring the parameters
+// back; the losses stay bitwise.
 TEST(PlanExecutor, AnIterationCutShortWithNoRoomCarriesWhatIsOutIntoTheNextOne) {
   std::size_t ignored = 0;
   const auto make = zoo("resnet20", 8);
@@ -450,13 +450,47 @@ TEST(PlanExecutor, AnIterationCutShortWithNoRoomCarriesWhatIsOutIntoTheNextOne) 
   device::copy_channel channel(run.backend());
   plan_executor executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
   // The forward pass sent the parameters out after their first read; they cannot come back.
-  EXPECT_TRUE(run.cut_after_forward(executor, 2));
+  EXPECT_FALSE(run.cut_after_forward(executor, 2)) << "end() left them on the host, no failure";
+  EXPECT_GT(executor.stats().host_reads, 0u);
   for (std::int64_t i = 2; i < iterations; ++i) {
     std::size_t peak = 0;
     losses.push_back(run.execute(executor, i, peak));
   }
   expect_bitwise(expected, losses);
   EXPECT_EQ(executor.stats().swapped_in_bytes, executor.stats().swapped_out_bytes);
+}
+
+// Where no memory comes for a tensor due back (every prefetch and swap-in refused, as a gate
+// that would fail the allocation does), its readers read it where it lies, in host memory
+// (pinned, which a device reaches too): the iteration goes on rather than the job failing, its
+// losses bitwise those of vanilla training. The parameters still out at its end stay there and
+// come back at their first reader in the next iteration.
+TEST(PlanExecutor, ReadsATensorInHostMemoryWhereNoRoomComesForItAndKeepsTheLossesBitwise) {
+  std::size_t ignored = 0;
+  const auto make = zoo("resnet20", 8);
+  const auto expected = vanilla_losses(make, ignored);
+  training run(make);
+  std::vector<double> losses;
+  persistent_storages storages;
+  const auto sequence = run.warm_up_and_record(losses, storages);
+  const auto plan = swap_persistent(sequence, stretch::within);
+  ASSERT_GT(plan.decisions.size(), 20u);
+  device::copy_channel channel(run.backend());
+  plan_executor executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
+  losses.push_back(run.execute_refusing_swap_ins(executor, 2));
+  const auto refused = executor.stats();
+  EXPECT_GE(refused.host_reads, plan.decisions.size());
+  EXPECT_GT(refused.host_read_bytes, 0u);
+  EXPECT_EQ(refused.swapped_in_bytes, 0u);
+  for (std::int64_t i = 3; i < iterations; ++i) {
+    std::size_t peak = 0;
+    losses.push_back(run.execute(executor, i, peak));
+  }
+  expect_bitwise(expected, losses);
+  const auto& stats = executor.stats();
+  EXPECT_EQ(stats.swapped_in_bytes, stats.swapped_out_bytes) << "every tensor out came back";
+  EXPECT_EQ(stats.diverged_iterations, 0u);
+  EXPECT_EQ(run.pool().stats(run.job()).out_of_memory, 0u) << "no failure counted for the job";
 }
 
 TEST(PlanExecutor, ParametersAndOptimizerStateSwappedWithinAnIterationKeepTheLossesBitwise) {
@@ -472,6 +506,35 @@ TEST(PlanExecutor, ParametersAndOptimizerStateSwappedAcrossIterationsKeepTheLoss
   // What the last iteration sent out stays out between iterations: the pool holds less.
   EXPECT_LT(run.held_after, run.held_before * 3 / 4)
       << format_bytes(run.held_after) << " against " << format_bytes(run.held_before);
+}
+
+// A new plan takes over between iterations (TENSILE's re-planning) while the old one's
+// parameters are out across the boundary and no memory comes for them: they stay in host
+// memory and pass to the new plan's executor, whose readers bring them back (here a plan that
+// moves nothing else); the losses stay bitwise.
+TEST(PlanExecutor, WhatTheOldPlanLeftOutPassesToTheNewOneWhereNoRoomComes) {
+  std::size_t ignored = 0;
+  const auto make = zoo("resnet20", 8);
+  const auto expected = vanilla_losses(make, ignored);
+  training run(make);
+  std::vector<double> losses;
+  persistent_storages storages;
+  const auto sequence = run.warm_up_and_record(losses, storages);
+  const auto plan = swap_persistent(sequence, stretch::across);
+  ASSERT_GT(plan.decisions.size(), 20u);
+  device::copy_channel channel(run.backend());
+  plan_executor old_plan(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
+  std::size_t peak = 0;
+  losses.push_back(run.execute(old_plan, 2, peak));
+  plan_executor new_plan(run.pool(), run.job(), channel, sequence, {}, &run.meter(), storages);
+  run.bring_back_refusing_swap_ins(old_plan, &new_plan);
+  EXPECT_GT(old_plan.stats().host_reads, 0u);
+  for (std::int64_t i = 3; i < iterations; ++i) losses.push_back(run.execute(new_plan, i, peak));
+  expect_bitwise(expected, losses);
+  EXPECT_EQ(old_plan.stats().swapped_out_bytes,
+            old_plan.stats().swapped_in_bytes + new_plan.stats().swapped_in_bytes)
+      << "the new plan's executor brought back what the old one left out";
+  EXPECT_EQ(new_plan.stats().swapped_out_bytes, 0u);
 }
 
 // The cost model prices a plan in its steady state, where what crosses the boundary left at the

@@ -16,6 +16,8 @@
 #include "tandem/device/cpu_backend.hpp"
 #include "tandem/footprint/access_sequence.hpp"
 #include "tandem/memory/device_pool.hpp"
+#include "tandem/memory/fallback_scope.hpp"
+#include "tandem/memory/no_wait_scope.hpp"
 #include "tandem/models/optimizer.hpp"
 #include "tandem/models/zoo.hpp"
 #include "tandem/torch/access_recorder.hpp"
@@ -96,6 +98,21 @@ class refusing_hook final : public allocation_hook {
   }
 };
 
+/// Refuses the allocations that may be put off or whose caller copes with a refusal (a plan's
+/// prefetch, a swap-in needed now: memory::no_wait_scope, memory::fallback_scope), as a pool
+/// with no memory to be had does; serves the rest.
+class refusing_swap_ins final : public allocation_hook {
+ public:
+  void before_allocation(std::size_t bytes) override {
+    if (!memory::no_wait_scope::here() && !memory::fallback_scope::here()) return;
+    memory::oom_report report;
+    report.requested_bytes = bytes;
+    report.cause = "refused by the test";
+    if (memory::no_wait_scope::here()) report.put_off = true;
+    throw memory::out_of_memory_error(report);
+  }
+};
+
 /// Trains as the runtime does (gradients set to none after each step), on a pool of its own,
 /// and lets a test record an iteration and run plans on the later ones.
 class training {
@@ -166,6 +183,22 @@ class training {
     peak = meter_.peak();
     pool_.set_trace_sink(&meter_);
     return loss;
+  }
+
+  /// Runs iteration `iteration` under `executor` as execute() does, with no memory to be had for
+  /// any tensor of the plan coming back (refusing_swap_ins); returns its loss.
+  double execute_refusing_swap_ins(plan_executor& executor, std::int64_t iteration) {
+    refusing_swap_ins refusing;
+    const job_binding nothing_for_swap_ins(pool_, job_, *stream_, nullptr, &refusing);
+    std::size_t peak = 0;
+    return execute(executor, iteration, peak);
+  }
+
+  /// `from.bring_back(to)` with no memory to be had for any tensor coming back.
+  void bring_back_refusing_swap_ins(plan_executor& from, plan_executor* to) {
+    refusing_swap_ins refusing;
+    const job_binding nothing_for_swap_ins(pool_, job_, *stream_, nullptr, &refusing);
+    from.bring_back(to);
   }
 
   /// Runs iteration `iteration`'s forward pass under `executor` and ends the iteration there, as

@@ -23,6 +23,7 @@ struct own_room {
   std::size_t free_bytes = 0;       ///< in pieces too small for the request in its class
   bool another_class_fits = false;  ///< the pool serves it from another class if the wait fails
   bool can_make_room = false;       ///< it has a pressure_relief that may free its own memory
+  bool caller_falls_back = false;   ///< its caller copes with a failure (fallback_scope.hpp)
 };
 
 /// What an allocation that found no memory does next.

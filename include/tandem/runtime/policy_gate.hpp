@@ -113,11 +113,13 @@ class policy_gate {
   /// though its own regions hold `free_in_own_regions` unused; `restartable`: whether its
   /// iteration can be rolled back here. On keep_waiting it waits for regions (and is counted as
   /// waiting until memory_wait_ended); on restart_iteration the gate notes that the job owes a
-  /// restart_iteration. `can_make_room`: whether it may free some of its own memory instead.
+  /// restart_iteration. `can_make_room`: whether it may free some of its own memory instead;
+  /// `falls_back`: whether a give_up serves it elsewhere (another class's free block).
   [[nodiscard]] schedule::memory_wait_verdict memory_wait(memory::job_id job, bool restartable,
                                                           std::size_t refused_bytes,
                                                           std::size_t free_in_own_regions = 0,
-                                                          bool can_make_room = false);
+                                                          bool can_make_room = false,
+                                                          bool falls_back = false);
   void memory_wait_ended(memory::job_id job) noexcept;
   /// Seconds `job` has waited for regions so far (policy_driver::memory_waited_s).
   [[nodiscard]] double memory_waited_s(memory::job_id job) const;

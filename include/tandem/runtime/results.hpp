@@ -156,6 +156,9 @@ struct footprint_result {
   /// otherwise have failed (every running iteration waiting for another, none able to restart):
   /// the plan's timing did not hold beside the others. Counted in swapped_out_bytes too.
   std::size_t evicted_bytes = 0;
+  /// Bytes of tensors needed back where no memory would come, even out of turn: their readers
+  /// read them in host memory instead of the job failing (plan_executor::make_present).
+  std::size_t host_read_bytes = 0;
   /// Plans taken after the first: a job planned jointly with the others of its device gets a
   /// new plan when one of them arrives or leaves, or when the operation times it measures
   /// under its plan drift from those the plan was made for (at its next iteration boundary);

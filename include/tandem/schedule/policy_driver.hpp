@@ -157,10 +157,13 @@ class policy_driver {
   /// `free_in_own_regions`: what the job's own regions hold unused, in pieces too small for it.
   /// `can_make_room`: whether it may free some of its own memory instead (make_room, answered
   /// in place of any restart or failure; it asks again with false if that did not serve).
+  /// `falls_back`: a give_up does not fail it (another class's free block serves): it only
+  /// ends the wait, and the others are not told to wait for its regions.
   [[nodiscard]] memory_wait_verdict memory_wait(job_id job, bool restartable,
                                                 std::size_t refused_bytes = 0,
                                                 std::size_t free_in_own_regions = 0,
-                                                bool can_make_room = false);
+                                                bool can_make_room = false,
+                                                bool falls_back = false);
   void memory_wait_ended(job_id job);
   /// Seconds `job` has spent waiting for regions so far, the wait under way included: from a
   /// refused borrow's keep_waiting verdict to memory_wait_ended (or the restart, failure or

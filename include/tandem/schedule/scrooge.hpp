@@ -165,6 +165,12 @@ class scrooge_policy final : public policy,
   [[nodiscard]] bool fits_beside_idle_others(job_id job, const job_state& state) const;
   /// What `job` holds between iterations; the claims' lock must be held.
   [[nodiscard]] std::size_t idle_held(job_id job, const job_state& state) const;
+  /// What every job but `left_out` holds between iterations; the claims' lock must be held.
+  [[nodiscard]] std::size_t idle_held_except(job_id left_out) const;
+  /// Whether `job`, between iterations and not held back by a restart, would be let start with
+  /// nobody running: its least iteration fits beside what all the others hold idle, under the
+  /// largest budget so far. The claims' lock must be held.
+  [[nodiscard]] bool could_start_alone(job_id job, const job_state& state) const;
   /// Counts a wait for another job's iteration end and says so.
   [[nodiscard]] static decision wait_for_event(job_state& state);
   /// The informed decision: the iteration claims' admission, then the TimeShift, for each

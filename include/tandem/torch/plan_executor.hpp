@@ -93,6 +93,10 @@ struct execution_stats {
   /// (relieve), and their bytes (also counted in swapped_out_bytes).
   std::size_t evictions = 0;
   std::size_t evicted_bytes = 0;
+  /// Tensors needed back when no memory would come (the job would have failed): their readers
+  /// read them in host memory instead, and their bytes.
+  std::size_t host_reads = 0;
+  std::size_t host_read_bytes = 0;
 
   /// Adds what another executor did (a job's executors of successive plans).
   execution_stats& operator+=(const execution_stats& other) {
@@ -108,6 +112,8 @@ struct execution_stats {
     diverged_iterations += other.diverged_iterations;
     evictions += other.evictions;
     evicted_bytes += other.evicted_bytes;
+    host_reads += other.host_reads;
+    host_read_bytes += other.host_read_bytes;
     return *this;
   }
 };
@@ -140,13 +146,17 @@ class plan_executor final : public memory::trace_sink,
   void begin();
   /// Ends it: every copy under way is finished, every tensor still alive is present again, but
   /// for those swapped across the boundary (Note [Stretches across iterations]): they stay out,
-  /// their copy out perhaps still under way, until the next iteration needs them. When one
-  /// cannot come back (no room; an iteration cut short), the rest stay out too, carried into
-  /// the next iteration, and the error is thrown; the executor can begin again.
+  /// their copy out perhaps still under way, until the next iteration needs them. A parameter
+  /// for which no memory comes stays in host memory too, carried into the next iteration,
+  /// whose readers bring it back. When an iteration cut short cannot bring its tensors back
+  /// (its restart owed), the rest stay out too, carried, and the error is thrown; the executor
+  /// can begin again.
   void end();
   /// Brings back what the last iteration left out across its boundary, on the job's thread
   /// between iterations: before another executor (a new plan), or none, runs the next one.
-  void bring_back();
+  /// With `next` (the job's executor of its next plan, on the same sequence), what finds no
+  /// memory stays in host memory and passes to it, whose readers bring it back.
+  void bring_back(plan_executor* next = nullptr);
 
   [[nodiscard]] const execution_stats& stats() const { return stats_; }
   [[nodiscard]] const footprint::plan& plan() const;
