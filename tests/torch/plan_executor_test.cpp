@@ -434,21 +434,36 @@ persistent_run checked_persistent_swaps(stretch how) {
   return run;
 }
 
+/// ResNet-20 at batch 8, warmed up and recorded, with `swap_persistent(how)`'s plan and an
+/// executor for it; `expected`: vanilla training's losses.
+struct persistent_plan {
+  explicit persistent_plan(stretch how)
+      : expected(vanilla_losses(zoo("resnet20", 8), vanilla_peak)),
+        run(zoo("resnet20", 8)),
+        sequence(run.warm_up_and_record(losses, storages)),
+        plan(swap_persistent(sequence, how)),
+        channel(run.backend()),
+        executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages) {}
+  std::size_t vanilla_peak = 0;
+  std::vector<double> expected;
+  training run;
+  std::vector<double> losses;
+  persistent_storages storages;
+  footprint::access_sequence sequence;
+  footprint::plan plan;
+  device::copy_channel channel;
+  plan_executor executor;
+};
+
 // An iteration cut short where its tensors cannot come back (no memory left): what is out stays
 // on the host, and the executor runs the next iteration, whose readers bring the parameters
 // back; the losses stay bitwise.
 TEST(PlanExecutor, AnIterationCutShortWithNoRoomCarriesWhatIsOutIntoTheNextOne) {
-  std::size_t ignored = 0;
-  const auto make = zoo("resnet20", 8);
-  const auto expected = vanilla_losses(make, ignored);
-  training run(make);
-  std::vector<double> losses;
-  persistent_storages storages;
-  const auto sequence = run.warm_up_and_record(losses, storages);
-  const auto plan = swap_persistent(sequence, stretch::within);
-  ASSERT_GT(plan.decisions.size(), 20u);
-  device::copy_channel channel(run.backend());
-  plan_executor executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
+  persistent_plan p(stretch::within);
+  ASSERT_GT(p.plan.decisions.size(), 20u);
+  auto& run = p.run;
+  auto& losses = p.losses;
+  auto& executor = p.executor;
   // The forward pass sent the parameters out after their first read; they cannot come back.
   EXPECT_FALSE(run.cut_after_forward(executor, 2)) << "end() left them on the host, no failure";
   EXPECT_GT(executor.stats().host_reads, 0u);
@@ -456,7 +471,7 @@ TEST(PlanExecutor, AnIterationCutShortWithNoRoomCarriesWhatIsOutIntoTheNextOne) 
     std::size_t peak = 0;
     losses.push_back(run.execute(executor, i, peak));
   }
-  expect_bitwise(expected, losses);
+  expect_bitwise(p.expected, losses);
   EXPECT_EQ(executor.stats().swapped_in_bytes, executor.stats().swapped_out_bytes);
 }
 
@@ -466,27 +481,21 @@ TEST(PlanExecutor, AnIterationCutShortWithNoRoomCarriesWhatIsOutIntoTheNextOne) 
 // losses bitwise those of vanilla training. The parameters still out at its end stay there and
 // come back at their first reader in the next iteration.
 TEST(PlanExecutor, ReadsATensorInHostMemoryWhereNoRoomComesForItAndKeepsTheLossesBitwise) {
-  std::size_t ignored = 0;
-  const auto make = zoo("resnet20", 8);
-  const auto expected = vanilla_losses(make, ignored);
-  training run(make);
-  std::vector<double> losses;
-  persistent_storages storages;
-  const auto sequence = run.warm_up_and_record(losses, storages);
-  const auto plan = swap_persistent(sequence, stretch::within);
-  ASSERT_GT(plan.decisions.size(), 20u);
-  device::copy_channel channel(run.backend());
-  plan_executor executor(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
+  persistent_plan p(stretch::within);
+  ASSERT_GT(p.plan.decisions.size(), 20u);
+  auto& run = p.run;
+  auto& losses = p.losses;
+  auto& executor = p.executor;
   losses.push_back(run.execute_refusing_swap_ins(executor, 2));
   const auto refused = executor.stats();
-  EXPECT_GE(refused.host_reads, plan.decisions.size());
+  EXPECT_GE(refused.host_reads, p.plan.decisions.size());
   EXPECT_GT(refused.host_read_bytes, 0u);
   EXPECT_EQ(refused.swapped_in_bytes, 0u);
   for (std::int64_t i = 3; i < iterations; ++i) {
     std::size_t peak = 0;
     losses.push_back(run.execute(executor, i, peak));
   }
-  expect_bitwise(expected, losses);
+  expect_bitwise(p.expected, losses);
   const auto& stats = executor.stats();
   EXPECT_EQ(stats.swapped_in_bytes, stats.swapped_out_bytes) << "every tensor out came back";
   EXPECT_EQ(stats.diverged_iterations, 0u);
@@ -513,24 +522,19 @@ TEST(PlanExecutor, ParametersAndOptimizerStateSwappedAcrossIterationsKeepTheLoss
 // memory and pass to the new plan's executor, whose readers bring them back (here a plan that
 // moves nothing else); the losses stay bitwise.
 TEST(PlanExecutor, WhatTheOldPlanLeftOutPassesToTheNewOneWhereNoRoomComes) {
-  std::size_t ignored = 0;
-  const auto make = zoo("resnet20", 8);
-  const auto expected = vanilla_losses(make, ignored);
-  training run(make);
-  std::vector<double> losses;
-  persistent_storages storages;
-  const auto sequence = run.warm_up_and_record(losses, storages);
-  const auto plan = swap_persistent(sequence, stretch::across);
-  ASSERT_GT(plan.decisions.size(), 20u);
-  device::copy_channel channel(run.backend());
-  plan_executor old_plan(run.pool(), run.job(), channel, sequence, plan, &run.meter(), storages);
+  persistent_plan p(stretch::across);
+  ASSERT_GT(p.plan.decisions.size(), 20u);
+  auto& run = p.run;
+  auto& losses = p.losses;
+  auto& old_plan = p.executor;
   std::size_t peak = 0;
   losses.push_back(run.execute(old_plan, 2, peak));
-  plan_executor new_plan(run.pool(), run.job(), channel, sequence, {}, &run.meter(), storages);
+  plan_executor new_plan(run.pool(), run.job(), p.channel, p.sequence, {}, &run.meter(),
+                         p.storages);
   run.bring_back_refusing_swap_ins(old_plan, &new_plan);
   EXPECT_GT(old_plan.stats().host_reads, 0u);
   for (std::int64_t i = 3; i < iterations; ++i) losses.push_back(run.execute(new_plan, i, peak));
-  expect_bitwise(expected, losses);
+  expect_bitwise(p.expected, losses);
   EXPECT_EQ(old_plan.stats().swapped_out_bytes,
             old_plan.stats().swapped_in_bytes + new_plan.stats().swapped_in_bytes)
       << "the new plan's executor brought back what the old one left out";
