@@ -62,14 +62,12 @@ memory::wait_answer region_waiter::wait_for_regions(memory::job_id job, std::siz
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
-  // A restart thrown inside an operation callback is kept there, and acted on only where the
-  // scope's holder checks for it before its update (restartable_scope.hpp). None is worth its
-  // rerun where a refused wait has somewhere else to go: another class's free block, or a
-  // caller that copes (a swap-in whose reader reads from host memory).
-  const bool in_callback = torch_support::operation_callback_scope::here();
+  // A restart thrown inside an operation callback would surface only at the iteration's end.
+  // None is worth its rerun where a refused wait has somewhere else to go: another class's free
+  // block, or a caller that copes (a swap-in whose reader reads from host memory).
   const bool falls_back = room.another_class_fits || room.caller_falls_back;
   const bool restartable =
-      (in_callback ? restartable_scope::surfaces_kept() : restartable_scope::here()) && !falls_back;
+      restartable_scope::here() && !torch_support::operation_callback_scope::here() && !falls_back;
   switch (
       gate_.memory_wait(job, restartable, bytes, room.free_bytes, room.can_make_room, falls_back)) {
     case schedule::memory_wait_verdict::keep_waiting:
@@ -77,7 +75,6 @@ memory::wait_answer region_waiter::wait_for_regions(memory::job_id job, std::siz
     case schedule::memory_wait_verdict::make_room:
       return memory::wait_answer::make_room;
     case schedule::memory_wait_verdict::restart_iteration:
-      if (in_callback) restartable_scope::keep();
       throw iteration_restarted(
           "no wait would bring the memory asked for (every running iteration waits for another, "
           "or the job's own regions hold room only in pieces): this one lets go and runs again");

@@ -77,7 +77,7 @@ class trainer {
     // they change nothing but the buffers, saved first, and the gradients, dropped on a roll
     // back. Not the update: some weights may have changed already.
     std::optional<restartable_scope> restartable;
-    if (buffers_.save(model_->module())) restartable.emplace(true);
+    if (buffers_.save(model_->module())) restartable.emplace();
     {
       now_ = stage::forward;
       torch_support::kind_scope forward(alloc_kind::feature_map);
@@ -91,11 +91,8 @@ class trainer {
       if (recording != nullptr) recording->recorder().enter(footprint::phase::backward);
       loss.backward();
     }
-    // Past the backward pass: a restart chosen inside an operation callback, kept there, cuts
-    // the iteration here, before any weight changes.
-    now_ = stage::update;
-    if (restartable) restartable->throw_if_kept();
     restartable.reset();
+    now_ = stage::update;
     {
       if (recording != nullptr) recording->recorder().enter(footprint::phase::optimizer);
       // The optimizer makes its state (momentum, Adam's moments) on the first step: that

@@ -15,12 +15,8 @@
 
 #include "tandem/common/units.hpp"
 #include "tandem/device/cpu_backend.hpp"
-#include "tandem/runtime/region_waiter.hpp"
-#include "tandem/runtime/restartable_scope.hpp"
 #include "tandem/schedule/baselines.hpp"
 #include "tandem/schedule/group_gating.hpp"
-#include "tandem/torch/job_thread_scope.hpp"
-#include "tandem/torch/operation_callback_scope.hpp"
 
 namespace tandem::runtime {
 namespace {
@@ -276,63 +272,6 @@ TEST_F(PolicyGate, AJobAtAGroupBoundaryIsWokenToLetGoWhereTheOtherCouldOnlyFail)
   gate.memory_wait_ended(a);
   gate.depart(a);
   gate.depart(b);
-}
-
-/// Starts every iteration at once; fails nobody on out of memory (the driver's waits decide).
-class starts_everyone final : public schedule::policy {
- public:
-  [[nodiscard]] std::string_view name() const override { return "starts everyone"; }
-  decision may_start(memory::job_id, double) override { return decision::start(); }
-};
-
-// A waits for regions where it cannot restart. B's wait comes from inside an operation callback
-// (a plan's swap-in needed now), where libtorch swallows what is thrown: it may let go only
-// inside a scope that checks for a kept restart before its update (the trainer's), and then
-// the restart is noted for that check. Elsewhere in a callback it cannot, and gives up.
-TEST_F(PolicyGate, AWaitInsideAnOperationCallbackRestartsWhereTheScopeChecksForIt) {
-  for (const bool checks_kept : {true, false}) {
-    SCOPED_TRACE(checks_kept ? "the scope checks for kept restarts" : "it does not");
-    starts_everyone policy;
-    policy_gate gate(policy, pool_, 2);
-    region_waiter waiter(nullptr, gate);
-    const auto a = pool_.add_job("a");
-    const auto b = pool_.add_job("b");
-    gate.arrive(job_info::make(a, "a", 0, 1));
-    gate.arrive(job_info::make(b, "b", 0, 1));
-    gate.wait_for_start(a);
-    gate.wait_for_start(b);
-    ASSERT_EQ(gate.memory_wait(a, false, 2 * MiB), schedule::memory_wait_verdict::keep_waiting);
-    bool threw = false;
-    bool kept = false;
-    std::optional<memory::wait_answer> answer;
-    std::thread job_b([&] {
-      const torch_support::job_thread_scope own_thread;
-      restartable_scope restartable(checks_kept);
-      try {
-        const torch_support::operation_callback_scope inside_callback;
-        answer = waiter.wait_for_regions(b, 2 * MiB, {});
-      } catch (const iteration_restarted&) {
-        threw = true;  // the callback keeps it; libtorch swallows it
-      }
-      try {
-        restartable.throw_if_kept();
-      } catch (const iteration_restarted&) {
-        kept = true;
-      }
-    });
-    job_b.join();
-    EXPECT_EQ(threw, checks_kept);
-    EXPECT_EQ(kept, checks_kept);
-    EXPECT_EQ(gate.restart_owed(b), checks_kept);
-    if (!checks_kept) {
-      EXPECT_EQ(answer, memory::wait_answer::fail);
-    }
-    gate.memory_wait_ended(a);
-    gate.depart(a);
-    gate.depart(b);
-    pool_.remove_job(a);
-    pool_.remove_job(b);
-  }
 }
 
 TEST_F(PolicyGate, AWaitUntilVerdictWakesTheJobAtThatTime) {
