@@ -256,6 +256,44 @@ TEST(Isolation, APlannedJobThatFailsMidIterationLeavesItsNeighbourAsItWouldBeAlo
   }
 }
 
+// A planned job's iteration that restarts anywhere in its planned iterations (with tensors on
+// the host, copies under way, tensors dropped for recompute, and under tensile parameters and
+// momenta swapped across iterations) runs again as it ran the first time: both jobs compute
+// what they compute alone.
+TEST(Isolation, APlannedIterationRestartedAnywhereLeavesEveryLossAsAlone) {
+  const std::vector<job_plan> jobs = {{"resnet", 3, 6, 0, 1, false}, {"lm", 2, 6, 0, 2, true}};
+  for (const std::string planner : {"vdnn-all", "capuchin", "checkpoint", "tensile"}) {
+    const auto clean = run_workload(with_planner("exclusive", jobs, "resnet", planner));
+    ASSERT_EQ(clean.jobs.at(0).status, job_status::completed) << clean.jobs.at(0).error;
+    const auto allocations = static_cast<double>(clean.jobs.at(0).allocations);
+    for (const auto* policy : {"scrooge", "nodegroup"}) {
+      for (const auto share : {0.68, 0.74, 0.8, 0.86, 0.92}) {
+        const auto point = static_cast<std::size_t>(share * allocations);
+        SCOPED_TRACE(planner + " under " + policy + ", resnet restarts at allocation " +
+                     std::to_string(point));
+        run_options options;
+        options.faults = {{"resnet", point, injected_fault::kind::restart}};
+        const auto run = run_workload(with_planner(policy, jobs, "resnet", planner), options);
+        EXPECT_TRUE(run.warnings.empty()) << "the pool reported: " << run.warnings.front();
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+          const auto& job = run.jobs.at(i);
+          ASSERT_EQ(job.status, job_status::completed) << job.name << ": " << job.error;
+          EXPECT_EQ(job.restarts, i == 0 ? 1 : 0) << job.name;
+          EXPECT_EQ(losses_of(job), solo(jobs[i]).losses) << job.name;
+        }
+        // The iteration run again, the first to start after the cut, ran under the plan.
+        const auto& resnet = run.jobs.at(0);
+        ASSERT_EQ(resnet.restarted_attempts.size(), 1u);
+        const auto again = std::find_if(
+            resnet.iteration_log.begin(), resnet.iteration_log.end(),
+            [&](const auto& it) { return it.start_s >= resnet.restarted_attempts.front().end_s; });
+        ASSERT_NE(again, resnet.iteration_log.end());
+        EXPECT_FALSE(again->plan.empty()) << "the restart struck an unplanned iteration";
+      }
+    }
+  }
+}
+
 // A real out-of-memory, not an injected one: spatial sharing under a budget that fits each job
 // alone but not both at their peaks.
 TEST(Isolation, ARealOutOfMemoryUnderSpatialSharingNeverCorruptsASurvivor) {
