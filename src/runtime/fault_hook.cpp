@@ -19,7 +19,7 @@ void fault_hook::before_allocation(std::size_t bytes) {
   }
   const auto ordinal = allocations_++;
   if (fault_.what == injected_fault::kind::restart) {
-    if (!struck_ && ordinal >= fault_.allocation && restartable_scope::here()) {
+    if (!struck_ && ordinal >= fault_.allocation && may_restart_here()) {
       struck_ = true;
       gate_.inject_restart(job_);
       throw iteration_restarted("injected restart at allocation " + std::to_string(ordinal));

@@ -2,6 +2,7 @@
 
 #include "tandem/memory/no_wait_scope.hpp"
 #include "tandem/memory/out_of_memory.hpp"
+#include "tandem/runtime/restartable_scope.hpp"
 
 namespace tandem::runtime::detail {
 
@@ -32,7 +33,7 @@ void group_gate::before_allocation(std::size_t bytes) {
     }
     pool_.synchronize(job_);
     ++next_;
-    waited_s_ += gate_.wait_for_group(job_, next_);
+    waited_s_ += gate_.wait_for_group(job_, next_, runtime::may_restart_here());
   }
   ++allocations_;
 }

@@ -83,7 +83,7 @@ std::size_t policy_gate::granted_variant(memory::job_id job) const {
   return found == variants_.end() ? 0 : found->second;
 }
 
-double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
+double policy_gate::wait_for_group(memory::job_id job, std::size_t group, bool restartable) {
   std::unique_lock lock(mutex_);
   TANDEM_EXPECTS(driver_.present(job), usage_error,
                  "job " + std::to_string(job) + " reached a group boundary before it arrived");
@@ -107,7 +107,7 @@ double policy_gate::wait_for_group(memory::job_id job, std::size_t group) {
         "than wait there";
     throw memory::out_of_memory_error(report);
   }
-  driver_.request_group(job, group);
+  driver_.request_group(job, group, restartable);
   dispatch_locked();
   return wait_for_grant_locked(lock, job);
 }

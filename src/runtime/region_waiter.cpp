@@ -5,7 +5,6 @@
 #include "tandem/runtime/policy_gate.hpp"
 #include "tandem/runtime/restartable_scope.hpp"
 #include "tandem/torch/job_thread_scope.hpp"
-#include "tandem/torch/operation_callback_scope.hpp"
 
 namespace tandem::runtime {
 
@@ -66,8 +65,7 @@ memory::wait_answer region_waiter::wait_for_regions(memory::job_id job, std::siz
   // None is worth its rerun where a refused wait has somewhere else to go: another class's free
   // block, or a caller that copes (a swap-in whose reader reads from host memory).
   const bool falls_back = room.another_class_fits || room.caller_falls_back;
-  const bool restartable =
-      restartable_scope::here() && !torch_support::operation_callback_scope::here() && !falls_back;
+  const bool restartable = may_restart_here() && !falls_back;
   switch (
       gate_.memory_wait(job, restartable, bytes, room.free_bytes, room.can_make_room, falls_back)) {
     case schedule::memory_wait_verdict::keep_waiting:

@@ -164,11 +164,14 @@ job_id policy_driver::iteration_to_let_go(job_id asking, bool restartable) const
     }
   }
   if (rank.first) return chosen;
-  // None waiting for regions can restart. An iteration held at a group boundary can: it has
-  // not begun its next group, so it loses its work so far where the others would lose a job.
+  // None waiting for regions can restart. An iteration held at a group boundary can, where its
+  // job can roll back there: it has not begun its next group, so it loses its work so far where
+  // the others would lose a job. Past its restartable stretch (an optimizer step that has
+  // changed some weights) it cannot: run again, it would compute on half-updated weights.
   std::optional<std::pair<std::uint64_t, job_id>> at_boundary;
   for (const auto& [other, w] : waiting_) {
-    if (other == asking || w.group == 0 || w.until_s || !running_.contains(other)) continue;
+    if (other == asking || w.group == 0 || w.until_s || !w.restartable || !running_.contains(other))
+      continue;
     if (!at_boundary || w.order > at_boundary->first) at_boundary = std::make_pair(w.order, other);
   }
   return at_boundary ? at_boundary->second : chosen;
@@ -266,13 +269,13 @@ void policy_driver::request_start(job_id job) {
   if (ask(job, false)) event();
 }
 
-void policy_driver::request_group(job_id job, std::size_t group) {
+void policy_driver::request_group(job_id job, std::size_t group, bool restartable) {
   TANDEM_EXPECTS(present_.contains(job), usage_error,
                  "job " + std::to_string(job) + " reached a group boundary before it arrived");
   TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use request_start");
   // Only a policy with groups puts a job at a group boundary.
   if (capabilities_.groups != nullptr) capabilities_.groups->on_group_end(job, group - 1, now());
-  waiting_[job] = {group, next_order_++, now(), std::nullopt};
+  waiting_[job] = {group, next_order_++, now(), std::nullopt, restartable};
   event();  // a group's end is an event (others at the barrier ask again), this job included
 }
 

@@ -517,7 +517,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
       if (run.next_group < run.group_starts.size() &&
           reached(run.position, run.group_starts[run.next_group])) {
         run.now = stage::at_group;
-        driver_.request_group(run.id, run.next_group + 1);
+        // A simulated iteration has no state to roll back: it can restart at any boundary.
+        driver_.request_group(run.id, run.next_group + 1, true);
         return;
       }
       const auto& steps = run.profile().held.steps;

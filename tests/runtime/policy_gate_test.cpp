@@ -217,7 +217,7 @@ TEST_F(PolicyGate, AJobLettingGoDoesNotWaitAtAGroupBoundary) {
     gate.arrive(job_info::make(job, "a", 0, 2));
     gate.wait_for_start(job);
     ASSERT_EQ(gate.memory_wait(job, false, 2 * MiB), schedule::memory_wait_verdict::give_up);
-    EXPECT_THROW((void)gate.wait_for_group(job, 1), memory::out_of_memory_error);
+    EXPECT_THROW((void)gate.wait_for_group(job, 1, true), memory::out_of_memory_error);
     gate.depart(job);
   }
   schedule::temporal_policy policy;
@@ -225,7 +225,7 @@ TEST_F(PolicyGate, AJobLettingGoDoesNotWaitAtAGroupBoundary) {
   gate.arrive(job_info::make(job, "a", 0, 2));
   gate.wait_for_start(job);
   gate.inject_restart(job);
-  EXPECT_THROW((void)gate.wait_for_group(job, 1), iteration_restarted);
+  EXPECT_THROW((void)gate.wait_for_group(job, 1, true), iteration_restarted);
   gate.depart(job);
 }
 
@@ -259,7 +259,7 @@ TEST_F(PolicyGate, AJobAtAGroupBoundaryIsWokenToLetGoWhereTheOtherCouldOnlyFail)
   std::atomic<bool> restarted{false};
   std::thread at_boundary([&] {
     try {
-      (void)gate.wait_for_group(b, 1);
+      (void)gate.wait_for_group(b, 1, true);
     } catch (const iteration_restarted&) {
       restarted = true;
     }

@@ -92,8 +92,10 @@ class policy_gate {
   /// blocks until the policy lets it into group `group` (>= 1), reports the entry and returns
   /// the seconds spent waiting. Throws gate_closed; and for a job letting go of its iteration,
   /// which must not wait (the others wait for its regions), iteration_restarted when it owes a
-  /// restart, out_of_memory_error when it was told to give up.
-  double wait_for_group(memory::job_id job, std::size_t group);
+  /// restart, out_of_memory_error when it was told to give up. `restartable`: whether the job
+  /// can let go of its iteration here (restartable_scope.hpp, may_restart_here); only then may
+  /// the policy driver choose it to, at this boundary, for another's memory wait.
+  double wait_for_group(memory::job_id job, std::size_t group, bool restartable);
   /// The policy's group boundaries for `job`'s next iteration (empty: no gating).
   [[nodiscard]] std::vector<std::size_t> group_boundaries(memory::job_id job);
 

@@ -7,6 +7,8 @@
 // pass); elsewhere (the model's build, an optimizer step that has changed some weights) nothing
 // is marked and the wait is judged as one that cannot restart.
 
+#include "tandem/torch/operation_callback_scope.hpp"
+
 namespace tandem::runtime {
 
 class restartable_scope {
@@ -23,5 +25,13 @@ class restartable_scope {
   static inline thread_local bool inside_ = false;
   bool outer_;
 };
+
+/// Whether a wait on the calling thread may end in a restart: inside a restartable stretch and
+/// not inside an operation callback, where the restart would surface only later, perhaps once
+/// the optimizer step has changed weights (operation_callback_scope.hpp). Every wait asks this
+/// one rule: for regions, at a group boundary, and an injected restart.
+[[nodiscard]] inline bool may_restart_here() {
+  return restartable_scope::here() && !torch_support::operation_callback_scope::here();
+}
 
 }  // namespace tandem::runtime

@@ -42,7 +42,7 @@
 // costs a copy, where a restart costs the iteration's work so far. Only when none of the
 // waiting iterations can restart or make room (the runtime's inside an operation's callback or
 // its optimizer step, with nothing of its own left to move) does one let go that waits at a
-// group boundary for a grant (NodeGroup's): it restarts there, telling the executor through
+// group boundary for a grant (NodeGroup's) where it can restart: it restarts there, telling the executor through
 // take_boundary_restarts. Only when there is none either does the latest to wait fail. An
 // iteration that waits alone restarts when other jobs are present (their memory may go when they
 // leave; the restarted iteration's report ends with the borrow it was refused, so that the policy
@@ -136,7 +136,9 @@ class policy_driver {
   /// The job wants to start its next iteration (or its first: the first grant builds it).
   void request_start(job_id job);
   /// The job finished group `group - 1` of its iteration and wants to enter group `group`.
-  void request_group(job_id job, std::size_t group);
+  /// `restartable`: whether it can let go of its iteration at this boundary (the runtime's
+  /// cannot past its backward pass, where the optimizer step may have changed weights already).
+  void request_group(job_id job, std::size_t group, bool restartable);
   void finish_iteration(job_id job, const iteration_report& report);
   /// A job that stops waiting without a grant (a stop request): it asks nothing more.
   void withdraw(job_id job);
@@ -206,6 +208,7 @@ class policy_driver {
     std::uint64_t order = 0;  // when it began to wait, for the asking order
     double asked_s = 0;
     std::optional<double> until_s;  // set: a wait-until verdict; empty: waits for an event
+    bool restartable = false;       // at a group boundary: whether it can let go there
   };
   /// An event: every waiting job asks again, in order, until a pass grants nobody (a grant is
   /// an event too). `switch_from`: the job whose iteration end or departure this is.
