@@ -604,20 +604,20 @@ class executor_ops {
       case residence::present:
         return;
       case residence::going_out:
-      case residence::out:
-        if (may_stay && tracked.where == residence::out) {
-          const memory::fallback_scope reads_from_host;
-          try {
-            swap_in(t, true);
-          } catch (const memory::out_of_memory_error&) {
-            ++stats_.host_reads;
-            stats_.host_read_bytes += tracked.bytes;
-            return;
-          }
-        } else {
+      case residence::out: {
+        // Only a tensor whose copy out has finished can be read where it lies.
+        std::optional<memory::fallback_scope> reads_from_host;
+        if (may_stay && tracked.where == residence::out) reads_from_host.emplace();
+        try {
           swap_in(t, true);
+        } catch (const memory::out_of_memory_error&) {
+          if (!reads_from_host) throw;
+          ++stats_.host_reads;
+          stats_.host_read_bytes += tracked.bytes;
+          return;
         }
         if (tracked.where != residence::coming_in) return;
+      }
         [[fallthrough]];
       case residence::coming_in:
         await_copy(tracked);

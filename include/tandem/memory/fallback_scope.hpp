@@ -5,20 +5,11 @@
 // told (memory::own_room::caller_falls_back), so that the job is not judged as failing and the
 // others do not wait for its regions; nor does it restart an iteration for it.
 
+#include "tandem/common/thread_flag_scope.hpp"
+
 namespace tandem::memory {
 
-class fallback_scope {
- public:
-  fallback_scope();
-  ~fallback_scope();
-  fallback_scope(const fallback_scope&) = delete;
-  fallback_scope& operator=(const fallback_scope&) = delete;
-
-  /// Whether one lives on the calling thread.
-  [[nodiscard]] static bool here();
-
- private:
-  bool before_;
-};
+struct fallback_tag;
+using fallback_scope = thread_flag_scope<fallback_tag>;
 
 }  // namespace tandem::memory

@@ -5,20 +5,11 @@
 // one that finds nothing fails at once with out_of_memory_error, and is not counted as the
 // job's out-of-memory failure (no stats, no trace event): the caller tries again later.
 
+#include "tandem/common/thread_flag_scope.hpp"
+
 namespace tandem::memory {
 
-class no_wait_scope {
- public:
-  no_wait_scope();
-  ~no_wait_scope();
-  no_wait_scope(const no_wait_scope&) = delete;
-  no_wait_scope& operator=(const no_wait_scope&) = delete;
-
-  /// Whether one lives on the calling thread.
-  [[nodiscard]] static bool here();
-
- private:
-  bool before_;
-};
+struct no_wait_tag;
+using no_wait_scope = thread_flag_scope<no_wait_tag>;
 
 }  // namespace tandem::memory

@@ -7,24 +7,13 @@
 // pass); elsewhere (the model's build, an optimizer step that has changed some weights) nothing
 // is marked and the wait is judged as one that cannot restart.
 
+#include "tandem/common/thread_flag_scope.hpp"
 #include "tandem/torch/operation_callback_scope.hpp"
 
 namespace tandem::runtime {
 
-class restartable_scope {
- public:
-  restartable_scope() : outer_(inside_) { inside_ = true; }
-  ~restartable_scope() { inside_ = outer_; }
-  restartable_scope(const restartable_scope&) = delete;
-  restartable_scope& operator=(const restartable_scope&) = delete;
-
-  /// Whether the calling thread is inside a restartable stretch.
-  [[nodiscard]] static bool here() { return inside_; }
-
- private:
-  static inline thread_local bool inside_ = false;
-  bool outer_;
-};
+struct restartable_tag;
+using restartable_scope = thread_flag_scope<restartable_tag>;
 
 /// Whether a wait on the calling thread may end in a restart: inside a restartable stretch and
 /// not inside an operation callback, where the restart would surface only later, perhaps once

@@ -42,13 +42,13 @@
 // costs a copy, where a restart costs the iteration's work so far. Only when none of the
 // waiting iterations can restart or make room (the runtime's inside an operation's callback or
 // its optimizer step, with nothing of its own left to move) does one let go that waits at a
-// group boundary for a grant (NodeGroup's) where it can restart: it restarts there, telling the executor through
-// take_boundary_restarts. Only when there is none either does the latest to wait fail. An
-// iteration that waits alone restarts when other jobs are present (their memory may go when they
-// leave; the restarted iteration's report ends with the borrow it was refused, so that the policy
-// knows what it needs at least beside them) and fails when nobody else is there, or when its
-// previous cut got no further than the one before it: then waiting for the others has not helped,
-// and restarting again would loop.
+// group boundary for a grant (NodeGroup's) where it can restart: it restarts there, telling the
+// executor through take_boundary_restarts. Only when there is none either does the latest to wait
+// fail. An iteration that waits alone restarts when other jobs are present (their memory may go
+// when they leave; the restarted iteration's report ends with the borrow it was refused, so that
+// the policy knows what it needs at least beside them) and fails when nobody else is there, or when
+// its previous cut got no further than the one before it: then waiting for the others has not
+// helped, and restarting again would loop.
 //
 // Not thread-safe: the executor serializes calls (the runtime under one mutex; the simulator is
 // single-threaded). Grants are queued, not delivered by callback, so that an executor reacting

@@ -6,20 +6,11 @@
 // must therefore not be chosen there: the optimizer step could run before it surfaces.
 // Header-only: the runtime's memory waits ask it without linking libtorch's callbacks.
 
+#include "tandem/common/thread_flag_scope.hpp"
+
 namespace tandem::torch_support {
 
-class operation_callback_scope {
- public:
-  operation_callback_scope() { ++depth_; }
-  ~operation_callback_scope() { --depth_; }
-  operation_callback_scope(const operation_callback_scope&) = delete;
-  operation_callback_scope& operator=(const operation_callback_scope&) = delete;
-
-  /// Whether the calling thread is inside such a callback now.
-  [[nodiscard]] static bool here() { return depth_ > 0; }
-
- private:
-  static inline thread_local int depth_ = 0;
-};
+struct operation_callback_tag;
+using operation_callback_scope = thread_flag_scope<operation_callback_tag>;
 
 }  // namespace tandem::torch_support
