@@ -370,7 +370,27 @@ std::optional<job_id> salus_policy::next_solo() const {
       if (variant_alone(*s)) return s->info.id;
     }
   }
-  return std::nullopt;
+  if (lane_can_start) return std::nullopt;
+  // Nothing runs and nothing can start by the counted figures, not even a lane's member out of
+  // turn: every built job outside the lanes needs more than is left beside the others'
+  // persistent memory (iterations that outgrew their lanes by a few MiB: the figures are each
+  // job's largest iteration seen, and a planned job's own swaps make them overstate). Waiting
+  // would fail every job, so the built one needing least runs alone: the pool's budget stays
+  // hard, and its memory waits decide (policy_driver.hpp, "Memory waits").
+  for (const auto& l : lanes_.lanes()) {
+    if (next_in_lane(l, true)) return std::nullopt;
+  }
+  const job_state* least = nullptr;
+  const auto least_ephemeral = [](const job_state& s) {
+    return need_of(s, variant_count(s) - 1).ephemeral;
+  };
+  for (const auto id : arrival_order_) {
+    const job_state& s = jobs_.at(id);
+    if (s.running || s.laned || !s.asking || !s.built || !s.need) continue;
+    if (least == nullptr || least_ephemeral(s) < least_ephemeral(*least)) least = &s;
+  }
+  if (least == nullptr) return std::nullopt;
+  return least->info.id;
 }
 
 std::optional<job_id> salus_policy::next_in_lane(const lane& l, bool fitting_only) const {
@@ -523,7 +543,7 @@ decision salus_policy::may_start(job_id job, double now_s) {
     if (*solo != job) return wait(s.laned ? "" : s.reason);
     if (anyone_running()) return wait("waits for the running iterations to end to run alone");
     s.solo = true;
-    s.chosen = variant_alone(s).value_or(0);
+    s.chosen = variant_alone(s).value_or(variant_count(s) - 1);  // else its smallest plan
     return decision::start();
   }
   if (!s.laned) {
