@@ -61,9 +61,8 @@ memory::wait_answer region_waiter::wait_for_regions(memory::job_id job, std::siz
   std::unique_lock lock(mutex_);
   const auto seen = changes_;
   lock.unlock();
-  // A restart thrown inside an operation callback would surface only at the iteration's end.
-  // None is worth its rerun where a refused wait has somewhere else to go: another class's free
-  // block, or a caller that copes (a swap-in whose reader reads from host memory).
+  // No restart is worth its rerun where a refused wait has somewhere else to go: another
+  // class's free block, or a caller that copes (a swap-in whose reader reads from host memory).
   const bool falls_back = room.another_class_fits || room.caller_falls_back;
   const bool restartable = may_restart_here() && !falls_back;
   switch (

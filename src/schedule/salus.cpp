@@ -340,6 +340,11 @@ bool salus_policy::goes_out_of_turn(const lane& l, job_id job) const {
   return !anyone_running() && !a_lane_can_start() && next_in_lane(l, true) == job;
 }
 
+bool salus_policy::a_lane_member_fits() const {
+  return std::any_of(lanes_.lanes().begin(), lanes_.lanes().end(),
+                     [&](const lane& l) { return next_in_lane(l, true).has_value(); });
+}
+
 bool salus_policy::a_lane_can_start() const {
   // Only a lane's next job may start in it: another member that would fit does not count, or
   // a job outside the lanes would wait for it while the next one waits for memory (srtf on the
@@ -377,9 +382,7 @@ std::optional<job_id> salus_policy::next_solo() const {
   // job's largest iteration seen, and a planned job's own swaps make them overstate). Waiting
   // would fail every job, so the built one needing least runs alone: the pool's budget stays
   // hard, and its memory waits decide (policy_driver.hpp, "Memory waits").
-  for (const auto& l : lanes_.lanes()) {
-    if (next_in_lane(l, true)) return std::nullopt;
-  }
+  if (a_lane_member_fits()) return std::nullopt;  // it goes out of turn instead
   const job_state* least = nullptr;
   const auto least_ephemeral = [](const job_state& s) {
     return need_of(s, variant_count(s) - 1).ephemeral;

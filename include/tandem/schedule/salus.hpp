@@ -173,6 +173,8 @@ class salus_policy final : public policy,
   /// Whether `job`, not its lane's next, starts anyway: nothing runs, no lane's next job fits and
   /// nobody may go alone, and it is the lane's best member that fits.
   [[nodiscard]] bool goes_out_of_turn(const lane& l, job_id job) const;
+  /// Whether some lane has a member that fits now, its next job or not.
+  [[nodiscard]] bool a_lane_member_fits() const;
   /// Defragments and admits waiting jobs with known needs, in arrival order (Algorithm 1).
   void admit_waiting();
 
