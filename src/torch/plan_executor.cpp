@@ -211,7 +211,7 @@ struct executor_state {
   bool observed = false;  ///< the running iteration's operations are followed (callbacks)
   std::unique_ptr<saved_tensor_scope> saved_scope;
   std::size_t op = 0;     ///< operations started so far
-  int depth = 0;          ///< of nested operators
+  int depth = 0;          ///< operators under way (nested ones are not followed)
   bool internal = false;  ///< allocations and frees of the executor's own
   int passive_moves = 0;  ///< a fallback passive swapper's moves under way
   bool replaying = false;
@@ -1033,6 +1033,7 @@ std::unique_ptr<torch::autograd::SavedVariableHooks> plan_executor::hooks_for_sa
 void plan_executor::operation_started(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth++ > 0) return;
+  detail::outermost_began(s.callbacks);
   s.unpacked.clear();
   s.reading.clear();
   // Only a plan that moves tensors has any to make room with.
@@ -1073,6 +1074,7 @@ void plan_executor::start_operation(const at::RecordFunction& fn) {
 void plan_executor::operation_ended(const at::RecordFunction& fn) {
   auto& s = *state_;
   if (s.replaying || s.depth == 0 || --s.depth > 0) return;
+  detail::outermost_ended(s.callbacks);
   s.unpacked.clear();
   s.reading.clear();
   if (!detail::keeping_failure(s.failure, [&] { end_operation(fn); })) s.diverged = true;
