@@ -315,7 +315,8 @@ int main(int argc, char** argv) {
       status = cli::profile_workload_command(profile, std::cout, std::cerr, token);
     } else if (plan_cmd->parsed()) {
       const auto token = arm_stop(
-          "stopping the recording at the job's next iteration; no plans will be made or written");
+          "stopping the recording at the job's next iteration, or a planner's search at once; no "
+          "plans will be written");
       status = cli::plan_workload_command(plan, std::cout, std::cerr, token);
 #endif
     }

@@ -14,6 +14,7 @@
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
+#include "tandem/common/output_paths.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/planner.hpp"
 #include "tandem/runtime/footprint_budget.hpp"
@@ -458,6 +459,7 @@ int maxbatch_command(const maxbatch_command_options& given, std::ostream& out,
     check_option_values(colocated_specs.back());
     backend.validate(at_batch(colocated_specs.back(), options.low));
   }
+  check_output_paths({options.workload}, {{"--json", options.json_path}});
   std::optional<atomic_file> json;  // opened now: a bad path costs no run time
   if (!options.json_path.empty()) json.emplace(options.json_path, "JSON");
 

@@ -15,6 +15,7 @@
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
+#include "tandem/common/output_paths.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/cost_model.hpp"
 #include "tandem/footprint/planner.hpp"
@@ -197,12 +198,13 @@ bool record_missing(std::vector<job_plan>& jobs, const runtime::workload& spec,
   return !stopped;
 }
 
-void make_plan(job_plan& job, double copy_bandwidth) {
+void make_plan(job_plan& job, double copy_bandwidth, std::stop_token stop) {
   const footprint::cost_options costs{.copy_bandwidth = copy_bandwidth};
   const auto vanilla = footprint::predict(*job.sequence, footprint::plan{}, costs);
   job.budget_bytes = job.budget ? job.budget->bytes_for(vanilla.peak_bytes) : 0;
   const auto planner = footprint::make_planner(job.planner);
-  job.plan = planner->make_plan(*job.sequence, {.budget_bytes = job.budget_bytes, .costs = costs});
+  job.plan = planner->make_plan(
+      *job.sequence, {.budget_bytes = job.budget_bytes, .costs = costs, .stop = std::move(stop)});
   job.measures = footprint::measure(*job.sequence, job.plan, costs);
 }
 
@@ -322,10 +324,11 @@ int plan_workload_command(const plan_command_options& options, std::ostream& out
     take_from_profile(jobs, runtime::load_profile(options.profile_path), options.profile_path,
                       progress);
   }
+  check_output_paths({options.workload, options.profile_path}, {{"--json", options.json_path}});
   std::optional<atomic_file> json;
   if (!options.json_path.empty()) json.emplace(options.json_path, "plans");
 
-  if (!record_missing(jobs, spec, progress, std::move(stop))) {
+  if (!record_missing(jobs, spec, progress, stop)) {
     progress << "tandem plan: stopped while recording; no plans made"
              << (json ? ", " + options.json_path + " left as it was" : std::string()) << '\n';
     if (json) json->abandon();
@@ -335,10 +338,17 @@ int plan_workload_command(const plan_command_options& options, std::ostream& out
   int failed = 0;
   for (auto& job : jobs) {
     if (job.sequence) {
-      make_plan(job, bandwidth);
+      make_plan(job, bandwidth, stop);
     } else {
       ++failed;
     }
+  }
+  // A search cut short made a plan that is not the one asked for: none is shown or written.
+  if (stop.stop_requested()) {
+    progress << "tandem plan: stopped while planning; no plans written"
+             << (json ? ", " + options.json_path + " left as it was" : std::string()) << '\n';
+    if (json) json->abandon();
+    return 0;  // the caller's exit status is the signal's
   }
   out << spec.source << ": " << jobs.size() << " training job" << (jobs.size() == 1 ? "" : "s")
       << ", swaps priced at " << describe_rate(bandwidth) << " (copy_bandwidth "

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "tandem/common/output_paths.hpp"
 #include "tandem/report/html_report.hpp"
 
 namespace tandem::cli {
@@ -22,6 +23,7 @@ int report_command(const report_command_options& options, std::ostream& out) {
   report::report_request request;
   request.results = options.results;
   if (!options.timeline.empty()) request.timeline = options.timeline;
+  check_output_paths({options.results, options.timeline}, {{"--out", options.out}});
   // Everything is read and checked before the output is opened: bad input leaves it as it was.
   const auto data = report::load_report_data(request);
   report::write_report(data, options.out);

@@ -10,6 +10,7 @@
 #include "report_command.hpp"
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/common/output_paths.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/models/zoo.hpp"
 #include "tandem/runtime/profile.hpp"
@@ -37,6 +38,9 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   runtime::run_options settings;
   settings.overrides = {options.policy, options.budget, options.planner, options.policy_planner};
   runtime::validate_training_workload(spec, settings);
+  check_output_paths({options.workload}, {{"--json", options.json_path},
+                                          {"--timeline", options.timeline_path},
+                                          {"--report", options.report_path}});
   // Opened before anything runs, so that a typo in a path costs no training time.
   std::optional<atomic_file> json;
   std::optional<atomic_file> timeline;
@@ -60,6 +64,9 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   out << '\n'
       << spec.source << " under policy " << result.policy << " on " << result.device << '\n';
   runtime::print_table(result, out);
+  // Out before the files: a second Ctrl-C while they are written exits at once, and a table
+  // still in the buffer of a redirected stdout would be lost.
+  out.flush();
   std::ostringstream results_text;
   if (json || reports) runtime::write_json(result, results_text);
   if (json) {
@@ -135,6 +142,7 @@ int list_models_command(const models_command_options& options, std::ostream& out
 int profile_workload_command(const profile_command_options& options, std::ostream& out,
                              std::ostream& progress, std::stop_token stop) {
   const auto spec = runtime::load_workload(options.workload, runtime::training_vocabulary());
+  check_output_paths({options.workload}, {{"--out", options.out_path}});
   atomic_file file(options.out_path, "profiles");
   const auto profiles =
       runtime::profile_workload(spec, options.iterations, &progress, std::move(stop));

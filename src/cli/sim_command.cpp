@@ -11,6 +11,7 @@
 #include "tandem/common/atomic_file.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
+#include "tandem/common/output_paths.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/planner.hpp"
 #include "tandem/runtime/profile.hpp"
@@ -151,6 +152,10 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
 
   // Written whole or not at all: a simulation interrupted by Ctrl-C leaves the files as they
   // were.
+  check_output_paths({options.workload, options.profiles_path},
+                     {{"--json", options.json_path},
+                      {"--timeline", options.timeline_path},
+                      {"--report", options.report_path}});
   std::optional<atomic_file> json;
   std::optional<atomic_file> timeline;
   if (!options.json_path.empty()) json.emplace(options.json_path, "JSON results");

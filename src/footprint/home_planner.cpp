@@ -52,6 +52,7 @@ class home_planner final : public planner {
                                const planning_request& request) const override {
     const auto started = std::chrono::steady_clock::now();
     const auto out_of_time = [&] {
+      if (request.stop.stop_requested()) return true;
       if (options_.time_limit_s <= 0) return false;
       const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - started;
       return spent.count() >= options_.time_limit_s;
@@ -75,6 +76,7 @@ class home_planner final : public planner {
       std::size_t last_best = 0;
       score last_best_score;
       for (std::size_t i = 0; i < swarm.size(); ++i) {
+        if (i > 0 && out_of_time()) break;  // a large swarm takes a while to price
         auto& p = swarm[i];
         const auto priced = space.evaluate(p.position);
         if (iteration == 0 || priced < p.best_score) {

@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <stop_token>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "action_space.hpp"
@@ -37,9 +39,13 @@ struct search_options {
 
 class budget_clock {
  public:
-  budget_clock(const action_space& space, const search_options& options)
-      : space_(space), options_(options), started_(std::chrono::steady_clock::now()) {}
+  budget_clock(const action_space& space, const search_options& options, std::stop_token stop)
+      : space_(space),
+        options_(options),
+        stop_(std::move(stop)),
+        started_(std::chrono::steady_clock::now()) {}
   [[nodiscard]] bool spent() const {
+    if (stop_.stop_requested()) return true;
     if (static_cast<std::int64_t>(space_.evaluations()) >= options_.evaluations) return true;
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - started_;
     return elapsed.count() >= options_.time_limit_s;
@@ -52,6 +58,7 @@ class budget_clock {
  private:
   const action_space& space_;
   const search_options& options_;
+  std::stop_token stop_;
   std::chrono::steady_clock::time_point started_;
 };
 
@@ -132,7 +139,7 @@ class tandem_search_planner final : public planner {
   [[nodiscard]] plan make_plan(const access_sequence& sequence,
                                const planning_request& request) const override {
     const action_space space(sequence, request);
-    const budget_clock clock(space, options_);
+    const budget_clock clock(space, options_, request.stop);
     std::int64_t target = static_cast<std::int64_t>(request.budget_bytes);
     if (request.budget_bytes == 0) target = 0;  // no budget: as small as the greedy goes
 

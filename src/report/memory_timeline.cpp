@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "tandem/common/csv.hpp"
 #include "tandem/common/error.hpp"
 
 namespace tandem::report {
@@ -35,20 +36,6 @@ struct row {
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.back() == '\r' || text.back() == ' ')) text.remove_suffix(1);
   return text;
-}
-
-/// Splits at commas. A job's name may hold commas (the CSV is not quoted): the fields before
-/// the name and the numbers after it are counted from either end.
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> fields;
-  std::size_t begin = 0;
-  for (;;) {
-    const auto comma = line.find(',', begin);
-    fields.push_back(line.substr(begin, comma == std::string_view::npos ? comma : comma - begin));
-    if (comma == std::string_view::npos) break;
-    begin = comma + 1;
-  }
-  return fields;
 }
 
 }  // namespace
@@ -83,14 +70,17 @@ memory_timeline read_timeline(std::istream& in, const std::string& source, doubl
   for (std::size_t number = 2; std::getline(in, line); ++number) {
     const auto text = trim(line);
     if (text.empty()) continue;
-    const auto fields = split(text);
+    // A name is quoted where it holds a comma or a quote (csv.hpp); timelines written before it
+    // was left it unquoted, so the fields before the name and the numbers after it are counted
+    // from either end and whatever lies between is the name.
+    const auto fields = csv_fields(text);
     if (fields.size() < numbers + 3) {
       refuse(source, number,
              "expected " + std::to_string(numbers + 3) + " fields, found " +
                  std::to_string(fields.size()));
     }
     const auto number_at = [&](std::size_t i, auto& value, const char* what) {
-      const auto field = fields[i];
+      const std::string_view field = fields[i];
       const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
       if (error != std::errc{} || end != field.data() + field.size())
         refuse(source, number, std::string(what) + " '" + std::string(field) + "' is not a number");
@@ -98,11 +88,11 @@ memory_timeline read_timeline(std::istream& in, const std::string& source, doubl
     row r;
     number_at(0, r.time_s, "the time");
     if (!std::isfinite(r.time_s) || r.time_s < 0)
-      refuse(source, number, "the time " + std::string(fields[0]) + " is not a time in seconds");
+      refuse(source, number, "the time " + fields[0] + " is not a time in seconds");
     // The name: everything between the time and the event.
     const std::size_t name_end = fields.size() - numbers - 1;
-    std::string name(fields[1]);
-    for (std::size_t i = 2; i < name_end; ++i) name += "," + std::string(fields[i]);
+    std::string name = fields[1];
+    for (std::size_t i = 2; i < name_end; ++i) name += "," + fields[i];
     const auto [it, added] = index.emplace(name, timeline.jobs.size());
     if (added) timeline.jobs.push_back(name);
     r.job = it->second;

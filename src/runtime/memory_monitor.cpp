@@ -4,21 +4,11 @@
 
 #include <algorithm>
 
+#include "tandem/common/csv.hpp"
+
 namespace tandem::runtime {
 
 using memory::trace_op;
-
-namespace {
-
-/// A CSV field: quoted when it holds a separator, a quote or a line break.
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-}  // namespace
 
 memory_monitor::memory_monitor(std::ostream* timeline, std::chrono::steady_clock::time_point origin,
                                bool record_allocations, bool record_memory_events)

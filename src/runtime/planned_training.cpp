@@ -81,7 +81,7 @@ planned_stage offered_stage_of(std::int64_t iteration) {
 planned_training::planned_training(std::string planner, std::optional<footprint_budget> budget,
                                    double copy_bandwidth, memory::device_pool& pool,
                                    memory_monitor& monitor, device::copy_channel& channel,
-                                   memory::job_id job, joint_footprint* joint)
+                                   memory::job_id job, joint_footprint* joint, std::stop_token stop)
     : planner_(std::move(planner)),
       budget_(budget),
       costs_(real_plan_costs(copy_bandwidth)),
@@ -89,7 +89,8 @@ planned_training::planned_training(std::string planner, std::optional<footprint_
       monitor_(monitor),
       channel_(channel),
       job_(job),
-      joint_(joint) {
+      joint_(joint),
+      stop_(std::move(stop)) {
   planned_.planner = planner_;
 }
 
@@ -110,8 +111,8 @@ void planned_training::plan(footprint::access_sequence sequence,
     joined_ = true;
     adopt(joint_->join(job_, planner_, sequence_, budget, plan_version_));
   } else {
-    adopt(footprint::make_planner(planner_)->make_plan(sequence_,
-                                                       {.budget_bytes = budget, .costs = costs_}));
+    adopt(footprint::make_planner(planner_)->make_plan(
+        sequence_, {.budget_bytes = budget, .costs = costs_, .stop = stop_}));
   }
 }
 
@@ -134,7 +135,7 @@ void planned_training::refit(std::size_t short_bytes) {
   }
   const auto budget = peak - short_bytes;
   auto plan = footprint::make_planner(planner_)->make_plan(
-      sequence_, {.budget_bytes = budget, .costs = costs_});
+      sequence_, {.budget_bytes = budget, .costs = costs_, .stop = stop_});
   keep_executable(plan, sequence_, persistent_);
   if (footprint::predict(sequence_, plan, costs_).peak_bytes >= peak) {
     refits_exhausted_ = true;  // the planner cuts no more: the fallback stays beside this plan

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,11 +101,12 @@ class planned_training {
  public:
   /// `copy_bandwidth`: bytes per second the plan prices copies at (0: memcpy speed).
   /// `joint`: where the job is planned with the others of its device when its planner plans
-  /// jointly (tensile); nullptr plans it alone.
+  /// jointly (tensile); nullptr plans it alone. `stop`: a stop requested ends a planner's
+  /// search with its best plan (the job then stops at its next boundary).
   planned_training(std::string planner, std::optional<footprint_budget> budget,
                    double copy_bandwidth, memory::device_pool& pool, memory_monitor& monitor,
                    device::copy_channel& channel, memory::job_id job,
-                   joint_footprint* joint = nullptr);
+                   joint_footprint* joint = nullptr, std::stop_token stop = {});
   ~planned_training();
   planned_training(const planned_training&) = delete;
   planned_training& operator=(const planned_training&) = delete;
@@ -183,6 +185,7 @@ class planned_training {
   std::vector<double> settled_s_;
   torch_support::execution_stats before_;  ///< the executor's counts at the iteration's start
   joint_footprint* joint_;
+  std::stop_token stop_;
   bool joined_ = false;  ///< planned with the device's other jobs
   std::uint64_t plan_version_ = 0;
   /// What a new plan's executor needs again: the recorded iteration and its storages.

@@ -64,13 +64,15 @@ schedule::usage_curve raised_curve(const schedule::usage_curve& measured, std::s
 
 planned_variants::planned_variants(std::string planner, double copy_bandwidth,
                                    memory::device_pool& pool, memory_monitor& monitor,
-                                   device::copy_channel& channel, memory::job_id job)
+                                   device::copy_channel& channel, memory::job_id job,
+                                   std::stop_token stop)
     : planner_(std::move(planner)),
       costs_(real_plan_costs(copy_bandwidth)),
       pool_(pool),
       monitor_(monitor),
       channel_(channel),
-      job_(job) {}
+      job_(job),
+      stop_(std::move(stop)) {}
 
 planned_variants::~planned_variants() {
   // An iteration cut short: stop the events before the executor goes (it waits for its copies).
@@ -119,7 +121,8 @@ std::vector<schedule::footprint_variant> planned_variants::plan(footprint::acces
   }
   const auto maker = footprint::make_planner(planner_);
   for (const auto budget : footprint::plan_ladder(floor, vanilla.peak_bytes)) {
-    auto made = maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs_});
+    auto made =
+        maker->make_plan(sequence, {.budget_bytes = budget, .costs = costs_, .stop = stop_});
     // Parameters and optimizer state stay in place: a plan's swap across the boundary would
     // leave them out for whichever variant runs next.
     keep_executable(made, sequence, {});

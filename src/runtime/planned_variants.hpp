@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,11 @@ namespace tandem::runtime::detail {
 
 class planned_variants {
  public:
-  /// `planner`: a planner spec; `copy_bandwidth`: bytes/s plans price copies at (0: memcpy).
+  /// `planner`: a planner spec; `copy_bandwidth`: bytes/s plans price copies at (0: memcpy);
+  /// `stop`: a stop requested ends a planner's search with its best plan.
   planned_variants(std::string planner, double copy_bandwidth, memory::device_pool& pool,
-                   memory_monitor& monitor, device::copy_channel& channel, memory::job_id job);
+                   memory_monitor& monitor, device::copy_channel& channel, memory::job_id job,
+                   std::stop_token stop = {});
   ~planned_variants();
   planned_variants(const planned_variants&) = delete;
   planned_variants& operator=(const planned_variants&) = delete;
@@ -66,6 +69,7 @@ class planned_variants {
   memory_monitor& monitor_;
   device::copy_channel& channel_;
   memory::job_id job_;
+  std::stop_token stop_;
   // One executor per plan (variant k runs executors_[k - 1]).
   std::vector<std::unique_ptr<torch_support::plan_executor>> executors_;
   std::vector<std::string> labels_;  // of variants 1, 2, ...

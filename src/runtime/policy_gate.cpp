@@ -177,10 +177,13 @@ void policy_gate::close(const std::string& reason) {
 }
 
 void policy_gate::stop() {
-  std::lock_guard lock(mutex_);
-  stopping_ = true;
-  changed_.notify_all();
-  stop_requested_.notify_all();
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    changed_.notify_all();
+    stop_requested_.notify_all();
+  }
+  stop_source_.request_stop();
 }
 
 bool policy_gate::stop_requested() const {

@@ -207,11 +207,12 @@ struct training_loop {
     prepared = true;
     if (spec.planner) {
       planned.emplace(*spec.planner, spec.plan_budget, context.copy_bandwidth, context.pool,
-                      context.monitor, context.copies, id, context.joint);
+                      context.monitor, context.copies, id, context.joint,
+                      context.gate.stop_token());
     }
     if (!spec.planner && context.policy_planner) {
       variants.emplace(*context.policy_planner, context.copy_bandwidth, context.pool,
-                       context.monitor, context.copies, id);
+                       context.monitor, context.copies, id, context.gate.stop_token());
     }
     if (planned || variants) passive.emplace(context.pool, id, context.copies);
   }

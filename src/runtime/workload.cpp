@@ -493,6 +493,15 @@ job_spec read_job(const reader& in, const toml::table& table, std::size_t index,
                  "rate", "requests", "request_seed", "planner", "plan_budget"},
                 where);
   job.name = in.string(table, "name", where).value_or("job" + std::to_string(index + 1));
+  // A name is a table's row, a timeline's field and a chart's label: one line of text.
+  if (job.name.empty() || std::any_of(job.name.begin(), job.name.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+      })) {
+    in.fail(reader::line_of(*table.get("name")),
+            "name in " + where +
+                " must be a line of text, not empty and without tabs or line breaks, e.g. "
+                "name = \"trial-1\"");
+  }
   const std::string at = where + " ('" + job.name + "')";
   job.kind = read_kind(in, table, at);
   reject_keys_of_the_other_kind(in, table, job.kind, at);
@@ -574,6 +583,11 @@ workload parse_workload(std::string_view text, const std::string& source,
   const auto root = parse_document(in, text, {"device", "policy", "job"}, "the workload");
   auto out = read_device_and_policy(in, root, vocabulary);
   const auto* jobs = root.get("job");
+  if (jobs != nullptr && jobs->is_table()) {
+    in.fail(reader::line_of(*jobs),
+            "[job] is one table: write each job as [[job]] (two brackets), which TOML reads as a "
+            "list of jobs");
+  }
   if (jobs == nullptr || !jobs->is_array_of_tables() || jobs->as_array()->empty()) {
     in.fail(jobs != nullptr ? reader::line_of(*jobs) : 1,
             "no jobs: add at least one [[job]] table with a name, model and batch_size");

@@ -142,10 +142,11 @@ void validate_policy(const workload& spec, const policy_overrides& overrides) {
       }
     }
   }
+  // An option that is no number names its own line; the policy then judges the values.
+  auto context = policy_context_of(spec, overrides, budget_of(spec, overrides));
   std::unique_ptr<schedule::policy> made;
-  try {  // the policy judges its option values
-    made =
-        schedule::make_policy(name, policy_context_of(spec, overrides, budget_of(spec, overrides)));
+  try {
+    made = schedule::make_policy(name, std::move(context));
   } catch (const config_error& e) {
     fail_at(spec, spec.policy.line, e.what());
   }

@@ -29,6 +29,13 @@ void check_device(const workload& spec, const policy_overrides& overrides) {
   if (!default_region) pool.region_size = spec.device.region_size;
   pool.capacity = spec.device.capacity;
   pool.budget = budget_of(spec, overrides);
+  if (pool.region_size > pool.budget && overrides.budget) {
+    TANDEM_FAIL(config_error, "--budget " + format_bytes(pool.budget) + " is below one region (" +
+                                  format_bytes(pool.region_size) +
+                                  (default_region ? ", the default" : "") + " in " + spec.source +
+                                  "): no job could hold even one; raise --budget to at least " +
+                                  format_bytes(pool.region_size));
+  }
   if (pool.region_size > pool.budget) {
     const bool whole_capacity = !overrides.budget && spec.device.budget == 0;
     fail_at(spec, spec.device.line,

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "prepared_profile.hpp"
+#include "tandem/common/csv.hpp"
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/runtime/workload_policy.hpp"
@@ -803,8 +804,8 @@ class engine final : public schedule::progress_source, public schedule::driver_c
 
   void record(const job_run& run, const char* event) {
     if (options_.timeline == nullptr) return;
-    *options_.timeline << now_ << ',' << run.job->spec.name << ',' << event << ',' << run.held
-                       << '\n';
+    *options_.timeline << now_ << ',' << csv_field(run.job->spec.name) << ',' << event << ','
+                       << run.held << '\n';
   }
 
   runtime::run_result summarize() {

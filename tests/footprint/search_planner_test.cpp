@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,28 @@ TEST(SearchPlanners, HomeIsDeterministicForASeed) {
   const auto c = make_planner("tandem:time_limit=600")->make_plan(s, {budget, {}});
   const auto d = make_planner("tandem:time_limit=600")->make_plan(s, {budget, {}});
   EXPECT_EQ(c.decisions, d.decisions);
+}
+
+// Ctrl-C during `tandem plan` or a planned `tandem run`: the search ends at once with the best
+// plan it has, as at its time limit, rather than running its iterations out.
+TEST(SearchPlanners, AStopRequestedEndsTheSearchWithTheBestPlanSoFar) {
+  const auto s = testing::small_vgg(3, 4u << 20);
+  const auto budget = predict(s, plan{}).peak_bytes * 7 / 10;
+  const char* const endless = "home:iterations=100000,particles=400,seed=3";
+  std::stop_source stop;
+  stop.request_stop();
+  const auto stopped =
+      make_planner(endless)->make_plan(s, {.budget_bytes = budget, .stop = stop.get_token()});
+  ASSERT_TRUE(stopped.search);
+  EXPECT_NO_THROW(validate(stopped, s));
+  EXPECT_LT(stopped.search->evaluations, 400u);  // not even one pricing of the swarm
+  const auto tandem = make_planner("tandem:time_limit=600");
+  const auto searched = tandem->make_plan(s, {.budget_bytes = budget, .stop = stop.get_token()});
+  ASSERT_TRUE(searched.search);
+  EXPECT_NO_THROW(validate(searched, s));
+  // Its first seed, priced and neither fitted nor improved.
+  const auto whole = tandem->make_plan(s, {budget, {}});
+  EXPECT_LT(searched.search->evaluations, whole.search->evaluations);
 }
 
 TEST(SearchPlanners, OptimalKeepsToItsTimeLimit) {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "tandem/common/csv.hpp"
 #include "tandem/common/error.hpp"
 
 namespace tandem::report {
@@ -77,8 +78,20 @@ TEST(MemoryTimeline, ARealRunKeepsItsKindsAndTheRegionsHeld) {
 }
 
 TEST(MemoryTimeline, NamesMayHoldCommas) {
+  // Unquoted, as timelines were written before names were quoted.
   const auto t = read(std::string(sim_header) + "0,job, with comma,s,7\n", 1.0, 1);
   EXPECT_EQ(t.jobs, (std::vector<std::string>{"job, with comma"}));
+}
+
+TEST(MemoryTimeline, QuotedNamesReadBackAsWritten) {
+  const std::string odd = "a,\"b\", c";
+  const auto row = [&](const char* rest) { return "0," + csv_field(odd) + rest; };
+  ASSERT_EQ(csv_field(odd), "\"a,\"\"b\"\", c\"");
+  const auto sim = read(std::string(sim_header) + row(",s,7\n"), 1.0, 1, {odd});
+  EXPECT_EQ(sim.jobs, (std::vector<std::string>{odd}));
+  const auto run = read(std::string(run_header) + row(",alloc,0,1,2,3,4,10,20\n"), 1.0, 1, {odd});
+  EXPECT_EQ(run.jobs, (std::vector<std::string>{odd}));
+  EXPECT_EQ(csv_field("plain"), "plain");
 }
 
 TEST(MemoryTimeline, SaysWhereACsvIsWrong) {

@@ -424,6 +424,44 @@ TEST(Workload, MissingSectionsAreNamed) {
   }
 }
 
+constexpr const char* device_table = "[device]\ncapacity = \"1GiB\"\nbudget = \"512MiB\"\n";
+
+TEST(Workload, AJobWrittenAsOneTableIsToldToUseTwoBrackets) {
+  try {
+    (void)parse_workload(
+        std::string(device_table) +
+            "[policy]\nname = \"temporal\"\n[job]\nmodel = \"mlp\"\nbatch_size = 4\n",
+        "x.toml", vocabulary);
+    FAIL() << "accepted [job]";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.toml:6:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("[[job]]"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Workload, AJobNameIsOneLineOfText) {
+  for (const char* name : {R"("")", R"("a\nb")", R"("tab\there")"}) {
+    SCOPED_TRACE(name);
+    try {
+      (void)parse_workload(std::string(device_table) +
+                               "[policy]\nname = \"temporal\"\n[[job]]\nname = " + name +
+                               "\nmodel = \"mlp\"\nbatch_size = 4\niterations = 2\n",
+                           "x.toml", vocabulary);
+      FAIL() << "accepted the name";
+    } catch (const config_error& e) {
+      EXPECT_NE(std::string(e.what()).find("x.toml:7:"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("line breaks"), std::string::npos) << e.what();
+    }
+  }
+  // Commas and quotes are text like any other (the timelines quote them).
+  const auto w = parse_workload(
+      std::string(device_table) +
+          "[policy]\nname = \"temporal\"\n[[job]]\nname = 'a,\"b\"'\nmodel = \"mlp\"\n"
+          "batch_size = 4\niterations = 2\n",
+      "x.toml", vocabulary);
+  EXPECT_EQ(w.jobs.at(0).name, "a,\"b\"");
+}
+
 TEST(Workload, AMissingFileIsAClearError) {
   try {
     (void)load_workload("/nonexistent/w.toml", vocabulary);

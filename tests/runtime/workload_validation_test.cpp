@@ -120,6 +120,8 @@ std::vector<validation_case> cases() {
   no_budget.budget = 0;
   policy_overrides too_much;
   too_much.budget = 3 * GiB;
+  policy_overrides one_byte;
+  one_byte.budget = 1;
   policy_overrides misspelt_planner;
   misspelt_planner.planner = "capuchn";
   return {
@@ -202,6 +204,7 @@ std::vector<validation_case> cases() {
        "at most 100%"},
       {"--planner misspelt", base, misspelt_planner,
        "--planner: unknown planner 'capuchn'; did you mean 'capuchin'?"},
+      {"a --budget below one region", base, one_byte, "--budget 1 B is below one region ("},
       {"an option the policy does not take",
        with("name = \"temporal\"", "name = \"temporal\"\nquantum = 3"),
        {},
@@ -219,6 +222,13 @@ TEST(WorkloadValidation, RunAndSimGiveTheSameVerdictAndMessage) {
       EXPECT_EQ(sim_side(c.text, c.overrides, "v100"), run);
     }
   }
+}
+
+TEST(WorkloadValidation, APolicyOptionThatIsNoNumberNamesOnlyItsOwnLine) {
+  const auto text = with("name = \"temporal\"", "name = \"scrooge\"\nramp_start = \"x\"");
+  const auto message = run_side(text, {});
+  EXPECT_EQ(message.rfind("w.toml:7: policy option ramp_start must be a number", 0), 0u) << message;
+  EXPECT_EQ(sim_side(text, {}, std::nullopt), message);
 }
 
 TEST(WorkloadValidation, ABatchOrCountSetAfterReadingIsCheckedToo) {

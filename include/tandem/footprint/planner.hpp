@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,9 @@ struct planning_request {
   /// choice (vDNN offloads everything it offloads, checkpoint takes sqrt(n) segments).
   std::size_t budget_bytes = 0;
   cost_options costs;  ///< how the planner prices what it considers
+  /// Once a stop is requested (Ctrl-C), a search ends at once with the best plan it has, as at
+  /// its time limit; the one-pass planners take too little time to need it.
+  std::stop_token stop;
 };
 
 class planner {

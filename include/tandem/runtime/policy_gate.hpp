@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,9 @@ class policy_gate {
   /// Idempotent; safe from any thread (the session calls it from a stop request).
   void stop();
   [[nodiscard]] bool stop_requested() const;
+  /// Requested by stop(): for work between boundaries that a stop should cut short (a planner's
+  /// search, which then ends with its best plan).
+  [[nodiscard]] std::stop_token stop_token() const { return stop_source_.get_token(); }
   /// Sleeps until `seconds` (gate time) like std::this_thread::sleep_until, but throws
   /// run_stopped as soon as stop() is called, so that no job sleeps through a stop.
   void sleep_until(double seconds);
@@ -182,6 +186,7 @@ class policy_gate {
   bool stopping_ = false;                              // stop() was called
   // Wakes sleep_until only, so that a sleeper is not woken by every event.
   std::condition_variable stop_requested_;
+  std::stop_source stop_source_;  // requested by stop(), after stopping_ is set
   std::vector<double> switch_samples_;
 };
 
