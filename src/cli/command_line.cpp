@@ -102,6 +102,14 @@ CLI::Validator seconds_between(double low, double high) {
       "SECONDS in " + range);
 }
 
+CLI::Validator file_name() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        return text.empty() ? "give a file name, not an empty one" : std::string();
+      },
+      "");
+}
+
 CLI::Validator whole_number(std::int64_t low, std::int64_t high) {
   const bool bounded = low != std::numeric_limits<std::int64_t>::min() ||
                        high != std::numeric_limits<std::int64_t>::max();

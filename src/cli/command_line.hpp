@@ -36,6 +36,10 @@ inline constexpr int bad_input_status = 2;
 /// otherwise (a 300-digit number, "inf" and "abc" alike).
 [[nodiscard]] CLI::Validator seconds_between(double low, double high);
 
+/// A validator for an option that names a file: an empty name (`--json ''`) is refused rather
+/// than read as no file, which would write nothing without a word.
+[[nodiscard]] CLI::Validator file_name();
+
 /// A validator that takes a decimal whole number from `low` to `high` and names the range
 /// otherwise; without a range, any that fits 64 bits (the command checks the range and says
 /// why). CLI11 alone would clamp a 300-digit number to the type's largest value and read "010"

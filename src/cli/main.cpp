@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   sim_cmd
       ->add_option("--profiles", sim.profiles_path,
                    "Replay profiles recorded by `tandem profile` on this machine")
-      ->excludes(gpu_opt);
+      ->excludes(gpu_opt)
+      ->check(cli::file_name());
   sim_cmd->add_option("--policy", sim.policy,
                       "Policy, replacing the workload's (also: mps-um, MPS with unified memory)");
   sim_cmd->add_option_function<std::string>(
@@ -88,11 +89,16 @@ int main(int argc, char** argv) {
                    "Run every job at each of these batch sizes (with --gpu)")
       ->delimiter(',')
       ->check(cli::whole_number(1, max_batch));
-  sim_cmd->add_option("--json", sim.json_path, "Write the results as JSON to this file");
-  sim_cmd->add_option("--timeline", sim.timeline_path,
-                      "Write the timeline (time, job, event, regions held) as CSV");
-  sim_cmd->add_option("--report", sim.report_path,
-                      "Write the results (and the timeline) as a self-contained HTML report");
+  sim_cmd->add_option("--json", sim.json_path, "Write the results as JSON to this file")
+      ->check(cli::file_name());
+  sim_cmd
+      ->add_option("--timeline", sim.timeline_path,
+                   "Write the timeline (time, job, event, regions held) as CSV")
+      ->check(cli::file_name());
+  sim_cmd
+      ->add_option("--report", sim.report_path,
+                   "Write the results (and the timeline) as a self-contained HTML report")
+      ->check(cli::file_name());
   sim_cmd->add_option("--seed", sim.seed, "Seed of the iteration-time jitter")
       ->check(cli::whole_number(0, std::numeric_limits<std::int64_t>::max()));
   sim_cmd->add_option("--jitter", sim.jitter, "Spread of iteration times (0: none; 0.05: 5%)")
@@ -141,7 +147,8 @@ int main(int argc, char** argv) {
       ->add_option("--high", maxbatch.high,
                    "Largest batch tried (default: doubling until a run fails)")
       ->check(cli::whole_number());
-  maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file");
+  maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file")
+      ->check(cli::file_name());
   // Planned jobs: each probe runs (or simulates) every job's iteration under a footprint plan.
   maxbatch_cmd->add_option(
       "--planner", maxbatch.planner,
@@ -159,9 +166,13 @@ int main(int argc, char** argv) {
                    "Results JSON of tandem run, tandem sim (--compare, --sweep-batch too) or "
                    "tandem maxbatch")
       ->required();
-  report_cmd->add_option("--timeline", report.timeline,
-                         "The run's memory timeline (the CSV of --timeline), for its picture");
-  report_cmd->add_option("--out", report.out, "Where the page goes")->capture_default_str();
+  report_cmd
+      ->add_option("--timeline", report.timeline,
+                   "The run's memory timeline (the CSV of --timeline), for its picture")
+      ->check(cli::file_name());
+  report_cmd->add_option("--out", report.out, "Where the page goes")
+      ->capture_default_str()
+      ->check(cli::file_name());
 
   tandem::cli::policies_command_options policies;
   auto* policies_cmd = app.add_subcommand(
@@ -184,11 +195,16 @@ int main(int argc, char** argv) {
       "The policy may run iterations under plans by this footprint planner, "
       "choosing at each start between a delay and a plan (scrooge, nodegroup, srtf, "
       "pack, fair; replaces [policy] planner; none: no plans)");
-  run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file");
-  run_cmd->add_option("--timeline", run.timeline_path,
-                      "Write the memory timeline (time, job, live bytes by kind) as CSV");
-  run_cmd->add_option("--report", run.report_path,
-                      "Write the results and the memory timeline as a self-contained HTML report");
+  run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file")
+      ->check(cli::file_name());
+  run_cmd
+      ->add_option("--timeline", run.timeline_path,
+                   "Write the memory timeline (time, job, live bytes by kind) as CSV")
+      ->check(cli::file_name());
+  run_cmd
+      ->add_option("--report", run.report_path,
+                   "Write the results and the memory timeline as a self-contained HTML report")
+      ->check(cli::file_name());
   run_cmd
       ->add_option("--progress-interval", run.progress_interval_s, "Seconds between progress lines")
       ->check(cli::seconds_between(0.01, 86400));
@@ -209,7 +225,8 @@ int main(int argc, char** argv) {
       ->required();
   profile_cmd->add_option("--iterations", profile.iterations, "Iterations per job (at least 2)")
       ->check(CLI::Range(2, 1000000));
-  profile_cmd->add_option("--out", profile.out_path, "Where the profiles go (JSON)");
+  profile_cmd->add_option("--out", profile.out_path, "Where the profiles go (JSON)")
+      ->check(cli::file_name());
 
   tandem::cli::plan_command_options plan;
   auto* plan_cmd = app.add_subcommand(
@@ -231,10 +248,13 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--budget", plan.budget,
                        "Budget of every plan: N% of the job's vanilla peak or a size (e.g. 75%, "
                        "1GiB), replacing the jobs' plan_budget");
-  plan_cmd->add_option("--json", plan.json_path, "Write the measures and the plans as JSON");
-  plan_cmd->add_option("--profile", plan.profile_path,
-                       "Take access sequences from this `tandem profile` output instead of "
-                       "recording them");
+  plan_cmd->add_option("--json", plan.json_path, "Write the measures and the plans as JSON")
+      ->check(cli::file_name());
+  plan_cmd
+      ->add_option("--profile", plan.profile_path,
+                   "Take access sequences from this `tandem profile` output instead of "
+                   "recording them")
+      ->check(cli::file_name());
 #else
   auto* run_cmd = app.add_subcommand("run", "(needs a build with libtorch)")->allow_extras();
   auto* models_cmd = app.add_subcommand("models", "(needs a build with libtorch)")->allow_extras();

@@ -50,6 +50,8 @@ std::size_t parse_bytes(std::string_view text) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (!std::isspace(c)) unit += static_cast<char>(std::tolower(c));
   }
+  if (unit.starts_with('%')) bad("a percentage is not a size here");
+  if (unit.starts_with('e')) bad("exponents are not taken");
   double scale = 1;
   if (unit.empty() || unit == "b") {
     scale = 1;

@@ -49,6 +49,7 @@ TEST_F(CommandLine, EveryParseErrorExitsWith2) {
       {"sim", workload("tiny.toml"), "--seed", "x"},            // not a number
       {"profile", workload("tiny.toml"), "--iterations", "1"},  // out of range
       {"run", workload("tiny.toml"), workload("tiny.toml")},    // an argument too many
+      {"sim", workload("tiny.toml"), "--json", ""},             // an empty file name
   };
   for (const auto& line : lines) {
     const auto run = tandem(line);

@@ -29,6 +29,19 @@ TEST(ParseBytes, RejectsMalformedTextWithAHint) {
   }
 }
 
+TEST(ParseBytes, SaysWhatAPercentageOrAnExponentIs) {
+  const auto message = [](const char* text) {
+    try {
+      parse_bytes(text);
+    } catch (const config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("150%").find("a percentage is not a size here"), std::string::npos);
+  EXPECT_NE(message("1e30GiB").find("exponents are not taken"), std::string::npos);
+}
+
 TEST(FormatBytes, PicksTheLargestUnitBelowTheValue) {
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(512), "512 B");
