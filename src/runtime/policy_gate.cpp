@@ -64,7 +64,8 @@ double policy_gate::wait_for_start(memory::job_id job) {
   TANDEM_EXPECTS(driver_.present(job), usage_error,
                  "job " + std::to_string(job) + " asked to start before it arrived");
   if (!closed_.empty()) throw gate_closed(closed_);
-  if (stopping_) throw run_stopped("stopped at a boundary: the run was asked to stop");
+  if (stop_source_.stop_requested())
+    throw run_stopped("stopped at a boundary: the run was asked to stop");
   driver_.request_start(job);
   dispatch_locked();
   return wait_for_grant_locked(lock, job);
@@ -89,7 +90,8 @@ double policy_gate::wait_for_group(memory::job_id job, std::size_t group, bool r
                  "job " + std::to_string(job) + " reached a group boundary before it arrived");
   TANDEM_EXPECTS(group >= 1, usage_error, "group 0 is the iteration's start: use wait_for_start");
   if (!closed_.empty()) throw gate_closed(closed_);
-  if (stopping_) throw run_stopped("stopped at a boundary: the run was asked to stop");
+  if (stop_source_.stop_requested())
+    throw run_stopped("stopped at a boundary: the run was asked to stop");
   // A job letting go of its iteration does not wait at a boundary: the others wait for its
   // regions, so its group might never come (a failure or restart thrown inside an operation's
   // callback, which libtorch swallows, leaves the job running on to here).
@@ -141,7 +143,7 @@ double policy_gate::wait_for_grant_locked(std::unique_lock<std::mutex>& lock, me
       withdraw();
       throw gate_closed(closed_);
     }
-    if (stopping_) {
+    if (stop_source_.stop_requested()) {
       withdraw();
       throw run_stopped("stopped at a boundary: the run was asked to stop");
     }
@@ -177,24 +179,23 @@ void policy_gate::close(const std::string& reason) {
 }
 
 void policy_gate::stop() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-    changed_.notify_all();
-    stop_requested_.notify_all();
-  }
+  // Requested under the lock, so that a waiter that checked it there cannot miss the wake-up.
+  std::lock_guard lock(mutex_);
   stop_source_.request_stop();
+  changed_.notify_all();
+  stop_requested_.notify_all();
 }
 
 bool policy_gate::stop_requested() const {
-  std::lock_guard lock(mutex_);
-  return stopping_;
+  return stop_source_.stop_requested();
 }
 
 void policy_gate::sleep_until(double seconds) {
   std::unique_lock lock(mutex_);
-  stop_requested_.wait_until(lock, to_time_point(seconds), [&] { return stopping_; });
-  if (stopping_) throw run_stopped("stopped while waiting: the run was asked to stop");
+  stop_requested_.wait_until(lock, to_time_point(seconds),
+                             [&] { return stop_source_.stop_requested(); });
+  if (stop_source_.stop_requested())
+    throw run_stopped("stopped while waiting: the run was asked to stop");
 }
 
 schedule::memory_wait_verdict policy_gate::memory_wait(memory::job_id job, bool restartable,

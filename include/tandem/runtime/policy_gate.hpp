@@ -108,8 +108,8 @@ class policy_gate {
   /// Idempotent; safe from any thread (the session calls it from a stop request).
   void stop();
   [[nodiscard]] bool stop_requested() const;
-  /// Requested by stop(): for work between boundaries that a stop should cut short (a planner's
-  /// search, which then ends with its best plan).
+  /// Requested by stop(): also for work between boundaries that a stop should cut short (a
+  /// planner's search, which then ends with its best plan).
   [[nodiscard]] std::stop_token stop_token() const { return stop_source_.get_token(); }
   /// Sleeps until `seconds` (gate time) like std::this_thread::sleep_until, but throws
   /// run_stopped as soon as stop() is called, so that no job sleeps through a stop.
@@ -183,10 +183,9 @@ class policy_gate {
   std::map<memory::job_id, schedule::grant> granted_;  // not yet taken by their threads
   std::map<memory::job_id, std::size_t> variants_;     // of each job's latest iteration start
   std::string closed_;                                 // non-empty once closed: the reason
-  bool stopping_ = false;                              // stop() was called
   // Wakes sleep_until only, so that a sleeper is not woken by every event.
   std::condition_variable stop_requested_;
-  std::stop_source stop_source_;  // requested by stop(), after stopping_ is set
+  std::stop_source stop_source_;  // requested by stop(), under mutex_
   std::vector<double> switch_samples_;
 };
 
