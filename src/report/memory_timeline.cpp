@@ -70,9 +70,9 @@ memory_timeline read_timeline(std::istream& in, const std::string& source, doubl
   for (std::size_t number = 2; std::getline(in, line); ++number) {
     const auto text = trim(line);
     if (text.empty()) continue;
-    // A name is quoted where it holds a comma or a quote (csv.hpp); timelines written before it
-    // was left it unquoted, so the fields before the name and the numbers after it are counted
-    // from either end and whatever lies between is the name.
+    // A name with a comma or a quote is quoted (csv.hpp). Older timelines wrote it unquoted, so
+    // the fields before the name and the numbers after it are counted from either end, and
+    // whatever lies between is the name.
     const auto fields = csv_fields(text);
     if (fields.size() < numbers + 3) {
       refuse(source, number,
