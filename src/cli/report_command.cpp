@@ -32,9 +32,9 @@ int report_command(const report_command_options& options, std::ostream& out) {
 }
 
 void write_report_from_text(const std::string& results_json, const std::string& source,
-                            const std::string& timeline_csv, const std::string& path,
+                            const report::memory_timeline* timeline, const std::string& path,
                             std::ostream& out) {
-  report::write_report(report::report_data_from_text(results_json, source, timeline_csv), path);
+  report::write_report(report::report_data_from_text(results_json, source, timeline), path);
   say_written(path, out);
 }
 

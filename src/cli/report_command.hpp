@@ -6,6 +6,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "tandem/report/memory_timeline.hpp"
+
 namespace tandem::cli {
 
 struct report_command_options {
@@ -18,9 +20,10 @@ struct report_command_options {
 /// io_error for input it cannot take (exit status 2).
 int report_command(const report_command_options& options, std::ostream& out);
 
-/// The page from results and timeline text in memory, written to `path`; says where on `out`.
+/// The page from results text in memory and the run's reduced timeline (nullptr: none), written
+/// to `path`; says where on `out`.
 void write_report_from_text(const std::string& results_json, const std::string& source,
-                            const std::string& timeline_csv, const std::string& path,
+                            const report::memory_timeline* timeline, const std::string& path,
                             std::ostream& out);
 
 }  // namespace tandem::cli

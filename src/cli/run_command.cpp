@@ -13,6 +13,7 @@
 #include "tandem/common/output_paths.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/models/zoo.hpp"
+#include "tandem/report/timeline_stream.hpp"
 #include "tandem/runtime/profile.hpp"
 #include "tandem/runtime/session.hpp"
 #include "tandem/runtime/workload_policy.hpp"
@@ -46,13 +47,17 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
   std::optional<atomic_file> timeline;
   if (!options.json_path.empty()) json.emplace(options.json_path, "JSON results");
   if (!options.timeline_path.empty()) timeline.emplace(options.timeline_path, "timeline");
-  // The report draws the timeline too: kept in memory, then copied to its file at the end.
-  std::ostringstream timeline_text;
+  // The report draws the timeline too: reduced to its buckets as the run writes it, and passed
+  // on to the --timeline file when there is one.
   const bool reports = !options.report_path.empty();
   std::optional<atomic_file> report_probe;
-  if (reports) report_probe.emplace(options.report_path, "report");
+  std::optional<report::timeline_stream> report_timeline;
   if (reports) {
-    settings.timeline = &timeline_text;
+    report_probe.emplace(options.report_path, "report");
+    std::vector<std::string> names;
+    for (const auto& job : spec.jobs) names.push_back(job.name);
+    report_timeline.emplace("the run's timeline", names, timeline ? &timeline->stream() : nullptr);
+    settings.timeline = &*report_timeline;
   } else if (timeline) {
     settings.timeline = &timeline->stream();
   }
@@ -74,15 +79,15 @@ int run_workload_command(const run_command_options& options, std::ostream& out,
     json->commit();
     out << "results: " << options.json_path << "\n";
   }
+  std::optional<report::memory_timeline> memory;
+  if (reports) memory = report_timeline->finish(result.makespan_s);
   if (timeline) {
-    if (reports) timeline->stream() << timeline_text.str();
     timeline->commit();
     out << "memory timeline: " << options.timeline_path << "\n";
   }
   if (reports) {
     report_probe->abandon();
-    write_report_from_text(results_text.str(), spec.source, timeline_text.str(),
-                           options.report_path, out);
+    write_report_from_text(results_text.str(), spec.source, &*memory, options.report_path, out);
   }
   return result.failed_jobs() == 0 ? 0 : 3;
 }

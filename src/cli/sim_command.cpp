@@ -14,6 +14,7 @@
 #include "tandem/common/output_paths.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/footprint/planner.hpp"
+#include "tandem/report/timeline_stream.hpp"
 #include "tandem/runtime/profile.hpp"
 #include "tandem/sim/workload_sim.hpp"
 
@@ -165,12 +166,21 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
                    "--timeline records one run; drop --compare and --sweep-batch to use it");
     timeline.emplace(options.timeline_path, "timeline");
   }
-  // The timeline is kept in memory when the report draws it too, and copied to its file at the
-  // end. The report is checked for writability now: a typo costs no simulation time.
-  std::ostringstream timeline_text;
-  if (single && (timeline || !options.report_path.empty())) setup.options.timeline = &timeline_text;
+  // The report draws the timeline too: reduced to its buckets as the simulation writes it, and
+  // passed on to the --timeline file when there is one. The report is checked for writability
+  // now: a typo costs no simulation time.
   std::optional<atomic_file> report_probe;
   if (!options.report_path.empty()) report_probe.emplace(options.report_path, "report");
+  std::optional<report::timeline_stream> report_timeline;
+  if (single && report_probe) {
+    std::vector<std::string> names;
+    for (const auto& job : spec.jobs) names.push_back(job.name);
+    report_timeline.emplace("the simulation's timeline", names,
+                            timeline ? &timeline->stream() : nullptr);
+    setup.options.timeline = &*report_timeline;
+  } else if (timeline) {
+    setup.options.timeline = &timeline->stream();
+  }
 
   if (single) {
     sim::validate_simulation(spec, setup);
@@ -187,15 +197,15 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
       json->commit();
       out << "results: " << options.json_path << "\n";
     }
+    std::optional<report::memory_timeline> memory;
+    if (report_timeline) memory = report_timeline->finish(result.makespan_s);
     if (timeline) {
-      timeline->stream() << timeline_text.str();
       timeline->commit();
       out << "timeline: " << options.timeline_path << "\n";
     }
     if (report_probe) {
       report_probe->abandon();
-      write_report_from_text(results_text.str(), spec.source, timeline_text.str(),
-                             options.report_path, out);
+      write_report_from_text(results_text.str(), spec.source, &*memory, options.report_path, out);
     }
     return result.failed_jobs() == 0 ? 0 : 3;
   }
@@ -246,7 +256,7 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
   }
   if (report_probe) {
     report_probe->abandon();
-    write_report_from_text(results_text.str(), spec.source, "", options.report_path, out);
+    write_report_from_text(results_text.str(), spec.source, nullptr, options.report_path, out);
   }
   return 0;
 }

@@ -13,7 +13,7 @@ namespace tandem::report {
 namespace {
 
 constexpr runtime::input_file_kind timeline_file{
-    "timeline file", std::size_t{4} << 30,
+    "timeline file", 0,  // read in pieces (timeline_reader): no cap
     "give the CSV that `tandem run --timeline` or `tandem sim --timeline` wrote"};
 
 std::string escape_html(std::string_view text) {
@@ -101,16 +101,13 @@ std::string render_html(const nlohmann::json& data) {
 nlohmann::json load_report_data(const report_request& request) {
   const auto results = load_results(request.results);
   if (!request.timeline) return report_data(results, nullptr);
-  std::istringstream csv(runtime::read_input_file(*request.timeline, timeline_file));
+  auto csv = runtime::open_input_file(*request.timeline, timeline_file);
   return data_with_timeline(results, &csv, request.timeline->string(), request.buckets);
 }
 
 nlohmann::json report_data_from_text(const std::string& results_json, const std::string& source,
-                                     const std::string& timeline_csv, std::size_t buckets) {
-  const auto results = parse_results(results_json, source);
-  if (timeline_csv.empty()) return report_data(results, nullptr);
-  std::istringstream csv(timeline_csv);
-  return data_with_timeline(results, &csv, "the run's timeline", buckets);
+                                     const memory_timeline* timeline) {
+  return report_data(parse_results(results_json, source), timeline);
 }
 
 void write_report(const nlohmann::json& data, const std::filesystem::path& out) {

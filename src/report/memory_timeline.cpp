@@ -20,14 +20,6 @@ constexpr std::string_view sim_header = "time_s,job,event,held_bytes";
 constexpr std::array<const char*, 5> run_kinds{"unknown", "persistent", "feature_map", "gradient",
                                                "temporary"};
 
-/// One row: a job's state after an event.
-struct row {
-  double time_s = 0;
-  std::size_t job = 0;
-  std::array<std::size_t, 5> kinds{};  ///< a simulation's: kinds[0] is the regions held
-  std::size_t reserved = 0;            ///< a real run's regions held
-};
-
 [[noreturn]] void refuse(const std::string& source, std::size_t line, const std::string& why) {
   TANDEM_FAIL(config_error, "cannot read the timeline '" + source + "', line " +
                                 std::to_string(line) + ": " + why);
@@ -38,160 +30,223 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+/// Longer than any line a timeline holds (a name is at most a few hundred bytes): a file without
+/// line breaks is refused rather than read whole.
+constexpr std::size_t max_line_bytes = 64 * 1024;
+
 }  // namespace
+
+timeline_reader::timeline_reader(std::string source, const std::vector<std::string>& job_order,
+                                 double end_hint_s, std::size_t buckets)
+    : source_(std::move(source)), max_buckets_(buckets) {
+  TANDEM_EXPECTS(buckets > 0, usage_error, "a timeline needs at least one bucket");
+  const bool hinted = std::isfinite(end_hint_s) && end_hint_s > 0;
+  bucket_s_ = hinted ? end_hint_s / static_cast<double>(buckets) : 1e-6;
+  covered_s_ = hinted ? end_hint_s : bucket_s_ * static_cast<double>(buckets);
+  for (const auto& name : job_order) {
+    if (index_.emplace(name, timeline_.jobs.size()).second) timeline_.jobs.push_back(name);
+  }
+  state_.resize(timeline_.jobs.size());
+  job_sum_.resize(timeline_.jobs.size());
+  job_held_.resize(timeline_.jobs.size());
+}
+
+void timeline_reader::add(std::string_view text) {
+  while (!text.empty()) {
+    const auto end = text.find('\n');
+    if (end == std::string_view::npos) {
+      pending_.append(text);
+      if (pending_.size() > max_line_bytes) {
+        refuse(source_, line_ + 1,
+               "a line longer than " + std::to_string(max_line_bytes) +
+                   " bytes; this is not a timeline that tandem wrote");
+      }
+      return;
+    }
+    if (pending_.empty()) {
+      add_line(text.substr(0, end));
+    } else {
+      pending_.append(text.substr(0, end));
+      add_line(pending_);
+      pending_.clear();
+    }
+    text.remove_prefix(end + 1);
+  }
+}
+
+void timeline_reader::add_line(std::string_view raw) {
+  ++line_;
+  const auto text = trim(raw);
+  if (!header_seen_) {
+    if (text == run_header) {
+      timeline_.format = timeline_format::run;
+    } else if (text == sim_header) {
+      timeline_.format = timeline_format::sim;
+    } else {
+      refuse(source_, line_,
+             "unknown header '" + std::string(text.substr(0, 120)) +
+                 "'; expected a timeline that `tandem run --timeline` or `tandem sim --timeline` "
+                 "wrote");
+    }
+    header_seen_ = true;
+    return;
+  }
+  if (text.empty()) return;
+  const bool real = timeline_.format == timeline_format::run;
+  const std::size_t numbers = real ? 7 : 1;  // after the name and the event
+  // A name with a comma or a quote is quoted (csv.hpp). Older timelines wrote it unquoted, so
+  // the fields before the name and the numbers after it are counted from either end, and
+  // whatever lies between is the name.
+  const auto fields = csv_fields(text);
+  if (fields.size() < numbers + 3) {
+    refuse(source_, line_,
+           "expected " + std::to_string(numbers + 3) + " fields, found " +
+               std::to_string(fields.size()));
+  }
+  const auto number_at = [&](std::size_t i, auto& value, const char* what) {
+    const std::string_view field = fields[i];
+    const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
+    if (error != std::errc{} || end != field.data() + field.size())
+      refuse(source_, line_, std::string(what) + " '" + std::string(field) + "' is not a number");
+  };
+  double time_s = 0;
+  number_at(0, time_s, "the time");
+  if (!std::isfinite(time_s) || time_s < 0)
+    refuse(source_, line_, "the time " + fields[0] + " is not a time in seconds");
+  // The name: everything between the time and the event.
+  const std::size_t name_end = fields.size() - numbers - 1;
+  std::string name = fields[1];
+  for (std::size_t i = 2; i < name_end; ++i) name += "," + fields[i];
+  const auto [it, added] = index_.emplace(name, timeline_.jobs.size());
+  if (added) {
+    timeline_.jobs.push_back(name);
+    state_.emplace_back();
+    job_sum_.push_back(0);
+    job_held_.push_back(0);
+  }
+  const std::size_t first = name_end + 1;
+  std::array<std::size_t, 5> kinds{};
+  std::size_t reserved = 0;
+  if (real) {
+    for (std::size_t k = 0; k < run_kinds.size(); ++k) number_at(first + k, kinds[k], run_kinds[k]);
+    std::size_t live = 0;
+    number_at(first + 5, live, "live_bytes");
+    number_at(first + 6, reserved, "reserved_bytes");
+  } else {
+    number_at(first, kinds[0], "held_bytes");
+    reserved = kinds[0];
+  }
+  add_row(time_s, it->second, kinds, reserved);
+}
+
+bool timeline_reader::covers(double time_s) const {
+  // A row at the hinted end itself falls in the last bucket, as it would with fixed buckets.
+  return time_s <= covered_s_ * (1 + 1e-12);
+}
+
+void timeline_reader::widen() {
+  std::vector<bucket> merged;
+  merged.reserve((buckets_.size() + 1) / 2);
+  for (std::size_t i = 0; i < buckets_.size(); i += 2) {
+    if (i + 1 == buckets_.size()) {
+      merged.push_back(std::move(buckets_[i]));
+      continue;
+    }
+    auto& earlier = buckets_[i];
+    auto& later = buckets_[i + 1];
+    // The later state on a tie: with one bucket, the later row would have replaced the earlier.
+    auto& kept = later.best_total >= earlier.best_total ? later : earlier;
+    bucket joined{kept.best_total, earlier.from_row || later.from_row,
+                  std::max(earlier.held, later.held), std::move(kept.state)};
+    merged.push_back(std::move(joined));
+  }
+  buckets_ = std::move(merged);
+  bucket_s_ *= 2;
+  covered_s_ *= 2;
+}
+
+void timeline_reader::open_through(std::size_t index) {
+  // A bucket starts with the state so far: what it shows when nothing in it rises above it.
+  while (buckets_.size() <= index) buckets_.push_back({total_, false, held_, state_});
+}
+
+void timeline_reader::add_row(double time_s, std::size_t job,
+                              const std::array<std::size_t, 5>& kinds, std::size_t reserved) {
+  ++timeline_.rows;
+  last_s_ = std::max(last_s_, time_s);
+  while (!covers(time_s)) widen();
+  // Rows come in time order, but a real run stamps an event before it takes the monitor's lock,
+  // so one may come a few microseconds behind another: it goes into the current bucket.
+  std::size_t index = std::min(max_buckets_ - 1, static_cast<std::size_t>(time_s / bucket_s_));
+  if (!buckets_.empty()) index = std::max(index, buckets_.size() - 1);
+  open_through(index);
+
+  std::size_t sum = 0;
+  for (const auto bytes : kinds) sum += bytes;
+  total_ = total_ - job_sum_[job] + sum;
+  job_sum_[job] = sum;
+  held_ = held_ - job_held_[job] + reserved;
+  job_held_[job] = reserved;
+  state_[job] = kinds;
+
+  auto& current = buckets_[index];
+  if (total_ > current.best_total || (total_ == current.best_total && current.from_row)) {
+    // Ties go to the later row: the state that lasts into the next bucket.
+    current.best_total = total_;
+    current.from_row = true;
+    current.state = state_;
+  }
+  current.held = std::max(current.held, held_);
+}
+
+memory_timeline timeline_reader::finish(double end_s) {
+  if (!pending_.empty()) {
+    const std::string last = std::move(pending_);
+    pending_.clear();
+    add_line(last);
+  }
+  if (!header_seen_) refuse(source_, 1, "it is empty (expected a header line)");
+  const double end = std::max({std::isfinite(end_s) ? end_s : 0.0, last_s_, 1e-9});
+  while (!covers(end)) widen();
+  const auto used = std::clamp<std::size_t>(
+      static_cast<std::size_t>(std::ceil(end / bucket_s_ * (1 - 1e-12))), 1, max_buckets_);
+  open_through(used - 1);
+
+  memory_timeline timeline = timeline_;
+  timeline.buckets = used;
+  timeline.end_s = used == max_buckets_ ? covered_s_ : bucket_s_ * static_cast<double>(used);
+  const bool real = timeline.format == timeline_format::run;
+  const std::size_t kinds = real ? run_kinds.size() : 1;
+  // Layers: a job's kind stays when the job has bytes of it in some bucket.
+  for (std::size_t j = 0; j < timeline.jobs.size(); ++j) {
+    for (std::size_t k = 0; k < kinds; ++k) {
+      std::vector<std::size_t> values(used, 0);
+      bool any = false;
+      for (std::size_t b = 0; b < used; ++b) {
+        const auto& state = buckets_[b].state;
+        values[b] = j < state.size() ? state[j][k] : 0;
+        any = any || values[b] != 0;
+      }
+      if (any) timeline.layers.push_back({j, real ? run_kinds[k] : "held", std::move(values)});
+    }
+  }
+  if (real) {
+    timeline.held_total.resize(used);
+    for (std::size_t b = 0; b < used; ++b) timeline.held_total[b] = buckets_[b].held;
+  }
+  return timeline;
+}
 
 memory_timeline read_timeline(std::istream& in, const std::string& source, double end_s,
                               const std::vector<std::string>& job_order, std::size_t buckets) {
-  TANDEM_EXPECTS(buckets > 0, usage_error, "a timeline needs at least one bucket");
-  memory_timeline timeline;
-  timeline.buckets = buckets;
-  std::string line;
-  if (!std::getline(in, line)) refuse(source, 1, "it is empty (expected a header line)");
-  const auto header = trim(line);
-  if (header == run_header) {
-    timeline.format = timeline_format::run;
-  } else if (header == sim_header) {
-    timeline.format = timeline_format::sim;
-  } else {
-    refuse(source, 1,
-           "unknown header '" + std::string(header.substr(0, 120)) +
-               "'; expected a timeline that `tandem run --timeline` or `tandem sim --timeline` "
-               "wrote");
+  timeline_reader reader(source, job_order, end_s, buckets);
+  std::array<char, 64 * 1024> chunk{};
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    reader.add(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
   }
-  const bool real = timeline.format == timeline_format::run;
-  const std::size_t numbers = real ? 7 : 1;  // after the name and the event
-
-  std::unordered_map<std::string, std::size_t> index;
-  for (const auto& name : job_order) {
-    if (index.emplace(name, timeline.jobs.size()).second) timeline.jobs.push_back(name);
-  }
-  std::vector<row> rows;
-  double last_s = 0;
-  for (std::size_t number = 2; std::getline(in, line); ++number) {
-    const auto text = trim(line);
-    if (text.empty()) continue;
-    // A name with a comma or a quote is quoted (csv.hpp). Older timelines wrote it unquoted, so
-    // the fields before the name and the numbers after it are counted from either end, and
-    // whatever lies between is the name.
-    const auto fields = csv_fields(text);
-    if (fields.size() < numbers + 3) {
-      refuse(source, number,
-             "expected " + std::to_string(numbers + 3) + " fields, found " +
-                 std::to_string(fields.size()));
-    }
-    const auto number_at = [&](std::size_t i, auto& value, const char* what) {
-      const std::string_view field = fields[i];
-      const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), value);
-      if (error != std::errc{} || end != field.data() + field.size())
-        refuse(source, number, std::string(what) + " '" + std::string(field) + "' is not a number");
-    };
-    row r;
-    number_at(0, r.time_s, "the time");
-    if (!std::isfinite(r.time_s) || r.time_s < 0)
-      refuse(source, number, "the time " + fields[0] + " is not a time in seconds");
-    // The name: everything between the time and the event.
-    const std::size_t name_end = fields.size() - numbers - 1;
-    std::string name = fields[1];
-    for (std::size_t i = 2; i < name_end; ++i) name += "," + fields[i];
-    const auto [it, added] = index.emplace(name, timeline.jobs.size());
-    if (added) timeline.jobs.push_back(name);
-    r.job = it->second;
-    const std::size_t first = name_end + 1;
-    if (real) {
-      for (std::size_t k = 0; k < run_kinds.size(); ++k)
-        number_at(first + k, r.kinds[k], run_kinds[k]);
-      std::size_t live = 0;
-      number_at(first + 5, live, "live_bytes");
-      number_at(first + 6, r.reserved, "reserved_bytes");
-    } else {
-      number_at(first, r.kinds[0], "held_bytes");
-    }
-    last_s = std::max(last_s, r.time_s);
-    rows.push_back(r);
-  }
-  timeline.rows = rows.size();
-  // Rows are written in time order; a stable sort keeps same-time rows in their order.
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const row& a, const row& b) { return a.time_s < b.time_s; });
-  timeline.end_s = std::max({end_s, last_s, 1e-9});
-
-  const std::size_t kinds = real ? run_kinds.size() : 1;
-  const std::size_t jobs = timeline.jobs.size();
-  const double bucket_s = timeline.end_s / static_cast<double>(buckets);
-  const auto bucket_of = [&](double t) {
-    return std::min(buckets - 1, static_cast<std::size_t>(t / bucket_s));
-  };
-
-  // Pass 1 (Note [Timeline buckets]): for each bucket, the row after which the sum over all
-  // jobs was highest (none: the state at the bucket's start), and the highest regions held.
-  constexpr std::size_t none = SIZE_MAX;
-  std::vector<std::size_t> best_row(buckets, none);
-  std::vector<std::size_t> held_total(buckets, 0);
-  {
-    std::vector<std::size_t> job_sum(jobs, 0);
-    std::vector<std::size_t> job_held(jobs, 0);
-    std::size_t total = 0;
-    std::size_t held = 0;
-    std::size_t current = 0;  // the bucket whose start state is set
-    std::size_t best = 0;
-    const auto open = [&](std::size_t bucket) {  // a bucket starts with the state so far
-      current = bucket;
-      best = total;
-      held_total[bucket] = held;
-    };
-    open(0);
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
-      const auto bucket = bucket_of(r.time_s);
-      while (current < bucket) open(current + 1);
-      std::size_t sum = 0;
-      for (std::size_t k = 0; k < kinds; ++k) sum += r.kinds[k];
-      total = total - job_sum[r.job] + sum;
-      job_sum[r.job] = sum;
-      const std::size_t job_reserved = real ? r.reserved : sum;
-      held = held - job_held[r.job] + job_reserved;
-      job_held[r.job] = job_reserved;
-      if (total > best || (total == best && best_row[bucket] != none)) {
-        // Ties go to the later row: the state that lasts into the next bucket.
-        best = total;
-        best_row[bucket] = i;
-      }
-      held_total[bucket] = std::max(held_total[bucket], held);
-    }
-    while (current + 1 < buckets) open(current + 1);
-  }
-
-  // Pass 2: replay the rows, and copy every job's state into each bucket at its chosen row.
-  std::vector<std::array<std::size_t, 5>> state(jobs, std::array<std::size_t, 5>{});
-  std::vector<std::vector<std::size_t>> values(jobs * kinds, std::vector<std::size_t>(buckets, 0));
-  const auto snapshot = [&](std::size_t bucket) {
-    for (std::size_t j = 0; j < jobs; ++j)
-      for (std::size_t k = 0; k < kinds; ++k) values[j * kinds + k][bucket] = state[j][k];
-  };
-  // A bucket without a chosen row shows its start state: taken on entering it, before its rows.
-  if (best_row[0] == none) snapshot(0);
-  std::size_t entered = 0;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const auto bucket = bucket_of(rows[i].time_s);
-    for (std::size_t b = entered + 1; b <= bucket; ++b) {
-      if (best_row[b] == none) snapshot(b);
-    }
-    entered = std::max(entered, bucket);
-    state[rows[i].job] = rows[i].kinds;
-    if (best_row[bucket] == i) snapshot(bucket);
-  }
-  for (std::size_t b = entered + 1; b < buckets; ++b) snapshot(b);
-
-  // Layers: a job's kind stays when the job has bytes of it in some bucket.
-  for (std::size_t j = 0; j < jobs; ++j) {
-    for (std::size_t k = 0; k < kinds; ++k) {
-      auto& v = values[j * kinds + k];
-      if (std::all_of(v.begin(), v.end(), [](std::size_t b) { return b == 0; })) continue;
-      timeline.layers.push_back({j, real ? run_kinds[k] : "held", std::move(v)});
-    }
-  }
-  if (real) timeline.held_total = std::move(held_total);
-  return timeline;
+  if (in.bad()) TANDEM_FAIL(io_error, "cannot read the timeline '" + source + "'");
+  return reader.finish(end_s);
 }
 
 nlohmann::json to_json(const memory_timeline& timeline) {

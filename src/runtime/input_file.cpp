@@ -46,7 +46,7 @@ const char* what_else(fs::file_type type) {
 
 }  // namespace
 
-std::string read_input_file(const fs::path& path, const input_file_kind& kind) {
+std::ifstream open_input_file(const fs::path& path, const input_file_kind& kind) {
   const std::string named = std::string(kind.what) + " '" + path.string() + "'";
   std::error_code error;
   const auto status = fs::status(path, error);
@@ -58,13 +58,19 @@ std::string read_input_file(const fs::path& path, const input_file_kind& kind) {
   if (const char* other = what_else(status.type())) {
     throw config_error("cannot read the " + named + ": it " + other + "; " + kind.hint);
   }
-  const auto size = fs::file_size(path, error);
-  if (!error && size > kind.max_bytes) too_large(path, kind, size);
-
   std::ifstream file(path, std::ios::binary);
   if (!file.good()) {
     throw config_error("cannot open the " + named + ": " + std::strerror(errno) + "; " + kind.hint);
   }
+  return file;
+}
+
+std::string read_input_file(const fs::path& path, const input_file_kind& kind) {
+  const std::string named = std::string(kind.what) + " '" + path.string() + "'";
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  if (!error && size > kind.max_bytes) too_large(path, kind, size);
+  auto file = open_input_file(path, kind);
   // At most one byte past the cap, whatever stat said: the file may grow while it is read.
   std::string text;
   char chunk[64 * 1024];

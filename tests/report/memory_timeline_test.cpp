@@ -5,11 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include "tandem/common/csv.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/report/timeline_stream.hpp"
 
 namespace tandem::report {
 namespace {
@@ -112,6 +116,103 @@ TEST(MemoryTimeline, SaysWhereACsvIsWrong) {
             std::string::npos);
   EXPECT_NE(message(std::string(sim_header) + "-1,a,s,3\n").find("line 2: the time -1"),
             std::string::npos);
+}
+
+TEST(MemoryTimeline, WithoutAnEndHintBucketsDoubleAndEachStillHoldsItsHighestTrueState) {
+  // Rows over six orders of magnitude of time, read without knowing the end: the buckets double
+  // many times. Each final bucket must hold the highest sum that occurred in it (its start state
+  // or after one of its rows), in a state that did occur, as fixed buckets of the final length
+  // would (Note [Timeline buckets]).
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    struct row {
+      double t;
+      std::size_t job;
+      std::size_t held;
+    };
+    std::vector<row> rows;
+    double t = 0;
+    for (int i = 0; i < 400; ++i) {
+      t += std::exp(std::uniform_real_distribution<double>(-14, 0)(random));
+      rows.push_back({t, random() % 3u, random() % 1000u});
+    }
+    std::string csv = sim_header;
+    for (const auto& r : rows)
+      csv += std::to_string(r.t) + ",j" + std::to_string(r.job) + ",e," + std::to_string(r.held) +
+             "\n";
+    const std::size_t max_buckets = 1u + random() % 24u;
+    timeline_reader reader("t.csv", {"j0", "j1", "j2"}, 0, max_buckets);
+    // In pieces of random length: a line may be split anywhere.
+    for (std::size_t at = 0; at < csv.size();) {
+      const std::size_t piece = std::min<std::size_t>(csv.size() - at, 1u + random() % 40u);
+      reader.add(std::string_view(csv).substr(at, piece));
+      at += piece;
+    }
+    const auto timeline = reader.finish(0);
+    ASSERT_LE(timeline.buckets, max_buckets);
+    ASSERT_GE(timeline.buckets, 1u);
+    ASSERT_EQ(timeline.rows, rows.size());
+    const double width = timeline.end_s / static_cast<double>(timeline.buckets);
+
+    // The states that occurred within each bucket of the final length, read back as printed.
+    std::istringstream printed(csv);
+    std::string line;
+    std::getline(printed, line);
+    std::vector<std::set<std::vector<std::size_t>>> occurred(timeline.buckets);
+    std::vector<std::size_t> state(3, 0);
+    std::size_t bucket = 0;
+    occurred[0].insert(state);
+    while (std::getline(printed, line)) {
+      const auto fields = csv_fields(line);
+      const double at = std::stod(fields[0]);
+      const auto index = std::min(timeline.buckets - 1, static_cast<std::size_t>(at / width));
+      for (; bucket < index; ++bucket) occurred[bucket + 1].insert(state);
+      state[static_cast<std::size_t>(fields[1][1] - '0')] = std::stoul(fields[3]);
+      occurred[bucket].insert(state);
+    }
+    for (; bucket + 1 < timeline.buckets; ++bucket) occurred[bucket + 1].insert(state);
+
+    for (std::size_t b = 0; b < timeline.buckets; ++b) {
+      std::vector<std::size_t> shown(3, 0);
+      for (const auto& l : timeline.layers) shown[l.job] = l.values[b];
+      std::size_t highest = 0;
+      for (const auto& s : occurred[b]) highest = std::max(highest, s[0] + s[1] + s[2]);
+      EXPECT_TRUE(occurred[b].count(shown)) << "trial " << trial << ", bucket " << b;
+      EXPECT_EQ(shown[0] + shown[1] + shown[2], highest) << "trial " << trial << ", bucket " << b;
+    }
+  }
+}
+
+TEST(MemoryTimeline, AStreamPassesItsTextOnAndReducesItAsItComes) {
+  std::ostringstream copy;
+  timeline_stream stream("the run's timeline", {"b", "a"}, &copy, 4);
+  std::string csv = run_header;
+  for (int i = 0; i < 5000; ++i) {
+    csv += std::to_string(i * 1e-3) + (i % 2 ? ",a" : ",b") + ",alloc,0," + std::to_string(i) +
+           ",0,0,0," + std::to_string(i) + ",64\n";
+  }
+  stream << csv;
+  const auto timeline = stream.finish(0);
+  EXPECT_EQ(copy.str(), csv);
+  timeline_reader whole("the run's timeline", {"b", "a"}, 0, 4);
+  whole.add(csv);
+  const auto expected = whole.finish(0);
+  EXPECT_EQ(timeline.jobs, (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(timeline.buckets, expected.buckets);
+  EXPECT_EQ(to_json(timeline), to_json(expected));
+  EXPECT_EQ(layer(timeline, "a", "persistent").values.back(), 4999u);
+}
+
+TEST(MemoryTimeline, RefusesALineLongerThanAnyTimelineWrites) {
+  timeline_reader reader("t.csv", {}, 1.0, 4);
+  reader.add(sim_header);
+  const std::string endless(100 * 1024, 'x');
+  try {
+    reader.add(endless);
+    FAIL() << "accepted";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'t.csv', line 2: a line longer than"), std::string::npos);
+  }
 }
 
 TEST(MemoryTimeline, JsonListsChangesOnly) {

@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "tandem/report/memory_timeline.hpp"
+
 namespace tandem::report {
 
 /// The page for `data` (report_data's). The data is embedded so that no text in it can end the
@@ -30,12 +32,12 @@ struct report_request {
 /// config_error for one that is not what it should be (a timeline with a comparison).
 [[nodiscard]] nlohmann::json load_report_data(const report_request& request);
 
-/// Builds the page from results text and timeline text in memory (`tandem run --report`,
-/// `tandem sim --report`); `timeline_csv` empty: none.
+/// Builds the page from results text in memory and the run's timeline as it was reduced while
+/// the run wrote it (`tandem run --report`, `tandem sim --report`: timeline_stream); `timeline`
+/// nullptr: none.
 [[nodiscard]] nlohmann::json report_data_from_text(const std::string& results_json,
                                                    const std::string& source,
-                                                   const std::string& timeline_csv,
-                                                   std::size_t buckets = 1500);
+                                                   const memory_timeline* timeline);
 
 /// Writes the page whole or not at all (atomic_file). Throws io_error.
 void write_report(const nlohmann::json& data, const std::filesystem::path& out);

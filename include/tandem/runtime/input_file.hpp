@@ -1,10 +1,12 @@
 #pragma once
 // Reading an input file (a workload, profiles) whole, bounded: only a regular file, and no more
 // than its cap, checked before reading and while reading, so that /dev/zero, a pipe or the
-// wrong file gets a message instead of filling memory.
+// wrong file gets a message instead of filling memory. A file whose reader takes it in pieces, in
+// memory that does not grow with it (a timeline), is opened with the same checks and no cap.
 
 #include <cstddef>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace tandem::runtime {
@@ -20,5 +22,10 @@ struct input_file_kind {
 /// a pipe, or it holds more than `kind.max_bytes`.
 [[nodiscard]] std::string read_input_file(const std::filesystem::path& path,
                                           const input_file_kind& kind);
+
+/// The file, open for reading in pieces. Throws config_error as read_input_file does, but for the
+/// cap, which the reader enforces as it sees fit.
+[[nodiscard]] std::ifstream open_input_file(const std::filesystem::path& path,
+                                            const input_file_kind& kind);
 
 }  // namespace tandem::runtime
