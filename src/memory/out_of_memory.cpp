@@ -24,9 +24,17 @@ std::string oom_report::describe() const {
           " budget held by jobs (capacity " + format_bytes(capacity) + "), " +
           std::to_string(free_regions) + " free regions of " + format_bytes(region_size) +
           ", largest contiguous free run " + format_bytes(largest_free_run_bytes);
-  text +=
-      "\n  to fix: raise the budget (--budget), lower the batch size, or run fewer jobs at once "
-      "(a policy that staggers their peaks)";
+  if (pool_reserved_bytes <= job_reserved_bytes) {
+    // No other job held any of the budget: staggering jobs cannot help, shrinking this one can.
+    text +=
+        "\n  to fix: the job alone needs more than the budget; raise the budget (--budget), "
+        "lower its batch size, or let a footprint planner cut its peak (planner = "
+        "\"checkpoint\" in its [[job]], or --planner)";
+  } else {
+    text +=
+        "\n  to fix: raise the budget (--budget), lower the batch size, or run fewer jobs at once "
+        "(a policy that staggers their peaks)";
+  }
   if (requested_bytes > region_size && largest_free_run_bytes < requested_bytes &&
       free_regions * region_size >= requested_bytes) {
     text += "; the free regions are not contiguous: a larger region size helps";

@@ -7,6 +7,7 @@
 
 #include "pool_fixture.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/memory/out_of_memory.hpp"
 
 namespace tandem::memory {
 namespace {
@@ -109,6 +110,31 @@ TEST(PoolLimits, TooManyJobsIsAClearError) {
   EXPECT_THROW((void)pool.add_job("c"), usage_error);
   pool.remove_job(b);
   EXPECT_NO_THROW((void)pool.add_job("c")) << "a removed job's slot is reused";
+}
+
+TEST(PoolLimits, OutOfMemorySaysWhetherTheJobAloneExceedsTheBudget) {
+  device::cpu_backend backend;
+  device_pool pool(backend, small_pool(64 * MiB, 16 * MiB));
+  const auto stream = backend.create_stream("s", device::stream_kind::compute);
+  const auto a = pool.add_job("a");
+  const auto b = pool.add_job("b");
+  const auto message = [&](job_id job) {
+    try {
+      (void)pool.allocate(job, *stream, 10 * MiB);
+    } catch (const out_of_memory_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("allocated");
+  };
+  auto* held = pool.allocate(a, *stream, 8 * MiB);
+  // a holds the whole of what is held: staggering it with other jobs cannot help.
+  const auto alone = message(a);
+  EXPECT_NE(alone.find("the job alone needs more than the budget"), std::string::npos) << alone;
+  EXPECT_NE(alone.find("footprint planner"), std::string::npos) << alone;
+  // b's request fails because of a's memory: staggering them can.
+  const auto beside = message(b);
+  EXPECT_NE(beside.find("run fewer jobs at once"), std::string::npos) << beside;
+  EXPECT_EQ(pool.deallocate(a, held), free_status::ok);
 }
 
 TEST(PoolLimits, ACapacityTheDeviceCannotGiveIsADeviceError) {
