@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "tandem/common/error.hpp"
 #include "tandem/common/names.hpp"
 
 namespace tandem::cli {
@@ -133,6 +134,28 @@ CLI::Validator whole_number(std::int64_t low, std::int64_t high) {
         return {};
       },
       bounded ? "INTEGER in " + range : "INTEGER");
+}
+
+std::vector<std::string> comma_items(const std::vector<std::string>& values,
+                                     const std::string& flag, const CLI::Validator& item) {
+  std::vector<std::string> items;
+  for (const auto& value : values) {
+    std::size_t begin = 0;
+    for (;;) {
+      const auto end = value.find(',', begin);
+      std::string text = value.substr(begin, end == std::string::npos ? end : end - begin);
+      if (text.empty()) {
+        throw config_error(flag + " '" + shorten(value) +
+                           "' has an empty item (two commas together, or one at an end); "
+                           "list items as a,b,c");
+      }
+      if (const auto why = item(text); !why.empty()) throw config_error(flag + ": " + why);
+      items.push_back(std::move(text));
+      if (end == std::string::npos) break;
+      begin = end + 1;
+    }
+  }
+  return items;
 }
 
 }  // namespace tandem::cli

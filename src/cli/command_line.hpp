@@ -48,4 +48,12 @@ inline constexpr int bad_input_status = 2;
     std::int64_t low = std::numeric_limits<std::int64_t>::min(),
     std::int64_t high = std::numeric_limits<std::int64_t>::max());
 
+/// The items of a comma-separated option given once or more (`--compare a,b --compare c`), each
+/// passed through `item` (a validator such as whole_number; none: taken as it is). CLI11's own
+/// splitting drops an empty item ("a,,b", a trailing comma) without a word; this refuses it.
+/// Throws config_error naming `flag` and what is wrong.
+[[nodiscard]] std::vector<std::string> comma_items(const std::vector<std::string>& values,
+                                                   const std::string& flag,
+                                                   const CLI::Validator& item = CLI::Validator());
+
 }  // namespace tandem::cli

@@ -21,12 +21,10 @@
 #include "tandem/common/units.hpp"
 #if TANDEM_HAVE_TORCH
 #include "tandem/footprint/planner.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 #endif
 
 namespace {
-
-/// The largest batch size a flag takes: far beyond any device, well within every count.
-constexpr std::int64_t max_batch = std::int64_t{1} << 40;
 
 /// Adds a size option ("64MiB", "2G", "4096") that writes bytes into `target`.
 CLI::Option* add_size(CLI::App& app, const std::string& name, std::size_t& target,
@@ -82,13 +80,21 @@ int main(int argc, char** argv) {
   sim_cmd->add_option_function<std::string>(
       "--budget", [&sim](const std::string& text) { sim.budget = tandem::parse_bytes(text); },
       "Memory budget (e.g. 16GiB), replacing the workload's");
-  sim_cmd->add_option("--compare", sim.compare, "Run these policies side by side (a,b,c)")
-      ->delimiter(',');
-  sim_cmd
-      ->add_option("--sweep-batch", sim.sweep_batch,
-                   "Run every job at each of these batch sizes (with --gpu)")
-      ->delimiter(',')
-      ->check(cli::whole_number(1, max_batch));
+  sim_cmd->add_option_function<std::vector<std::string>>(
+      "--compare",
+      [&sim](const std::vector<std::string>& values) {
+        sim.compare = cli::comma_items(values, "--compare");
+      },
+      "Run these policies side by side (a,b,c)");
+  sim_cmd->add_option_function<std::vector<std::string>>(
+      "--sweep-batch",
+      [&sim](const std::vector<std::string>& values) {
+        sim.sweep_batch.clear();
+        const auto batch = cli::whole_number(1, tandem::runtime::max_batch_size);
+        for (const auto& item : cli::comma_items(values, "--sweep-batch", batch))
+          sim.sweep_batch.push_back(std::stoll(item));
+      },
+      "Run every job at each of these batch sizes (with --gpu)");
   sim_cmd->add_option("--json", sim.json_path, "Write the results as JSON to this file")
       ->check(cli::file_name());
   sim_cmd
@@ -216,7 +222,9 @@ int main(int argc, char** argv) {
   models_cmd->add_option("--batch", zoo.batch_size, "Batch size of the measured iteration")
       ->check(CLI::Range(1, 65536));
   models_cmd->add_option("--model", zoo.only, "Only this model");
-  models_cmd->add_flag("!--no-measure", zoo.measure, "List without training an iteration");
+  // A callback rather than CLI11's "!--no-measure", whose help shows "--no-measure{false}".
+  models_cmd->add_flag_callback(
+      "--no-measure", [&zoo] { zoo.measure = false; }, "List without training an iteration");
 
   tandem::cli::profile_command_options profile;
   auto* profile_cmd = app.add_subcommand(

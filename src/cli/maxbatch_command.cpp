@@ -19,6 +19,7 @@
 #include "tandem/footprint/planner.hpp"
 #include "tandem/runtime/footprint_budget.hpp"
 #include "tandem/runtime/workload.hpp"
+#include "tandem/runtime/workload_limits.hpp"
 #include "tandem/runtime/workload_policy.hpp"
 #include "tandem/schedule/registry.hpp"
 #include "tandem/sim/workload_sim.hpp"
@@ -328,6 +329,9 @@ void check_bounds(const maxbatch_command_options& options) {
                      " per job and run (a few show whether a batch fits; the default is 3)");
   TANDEM_EXPECTS(options.low >= 1, config_error,
                  "--low " + std::to_string(options.low) + ": the smallest batch is 1");
+  TANDEM_EXPECTS(options.low <= runtime::max_batch_size, config_error,
+                 "--low " + std::to_string(options.low) + ": the largest batch tandem runs is " +
+                     std::to_string(runtime::max_batch_size));
   TANDEM_EXPECTS(!options.high || *options.high >= options.low, config_error,
                  "--high " + std::to_string(options.high.value_or(0)) + " is below --low " +
                      std::to_string(options.low) + "; raise --high or lower --low");

@@ -213,8 +213,15 @@ bool above_budget(const job_plan& job) {
 }
 
 void print_table(const std::vector<job_plan>& jobs, std::ostream& out) {
-  const auto row = [&out](const std::vector<std::string>& cells) {
-    static constexpr int widths[] = {-12, -12, -12, 6, 13, 13, 15, 7, 7, 6, 8, 11, 12};
+  // The text columns (job, model, planner) widen to their longest cell: a planner spec with
+  // options ("tandem:evaluations=200") is longer than their usual 12.
+  std::vector<int> widths{-12, -12, -12, 6, 13, 13, 15, 7, 7, 6, 8, 11, 12};
+  for (const auto& job : jobs) {
+    const std::string* texts[] = {&job.spec->name, &job.spec->model, &job.planner};
+    for (std::size_t i = 0; i < 3; ++i)
+      widths[i] = std::min(widths[i], -static_cast<int>(texts[i]->size()));
+  }
+  const auto row = [&out, &widths](const std::vector<std::string>& cells) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const int width = widths[i];
       if (i > 0) out << ' ';
@@ -231,7 +238,7 @@ void print_table(const std::vector<job_plan>& jobs, std::ostream& out) {
   for (const auto& job : jobs) {
     const auto& s = *job.spec;
     if (!job.sequence) {
-      out << std::left << std::setw(12) << s.name << std::right << ' ' << s.model
+      out << std::left << std::setw(-widths[0]) << s.name << std::right << ' ' << s.model
           << ": no access sequence: " << job.error << '\n';
       continue;
     }

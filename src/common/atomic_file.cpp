@@ -114,7 +114,13 @@ struct atomic_file::state {
   [[noreturn]] void fail_to_open(int error_number) const {
     std::string hint;
     const auto folder = target.has_parent_path() ? target.parent_path().string() : ".";
-    if (error_number == ENOENT) hint = "; check that the folder '" + folder + "' exists";
+    if (error_number == ENOENT) {
+      std::error_code ignored;
+      hint = std::filesystem::is_directory(folder, ignored)
+                 ? "; the folder '" + folder +
+                       "' exists but takes no new files (as /proc): write elsewhere"
+                 : "; check that the folder '" + folder + "' exists";
+    }
     if (error_number == EACCES || error_number == EPERM)
       hint = "; check that you may write to the folder '" + folder + "'";
     if (error_number == EISDIR) hint = "; give a file name";

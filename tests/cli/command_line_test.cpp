@@ -173,5 +173,33 @@ TEST_F(CommandLine, AnOutputInAMissingFolderNamesTheCause) {
       << run.err;
 }
 
+TEST_F(CommandLine, AListWithAnEmptyItemIsRefusedNotShortened) {
+  // CLI11 alone drops the empty item and runs the rest without a word.
+  for (const auto& list :
+       {std::vector<std::string>{"--compare", "scrooge,,temporal"}, {"--sweep-batch", "8,"}}) {
+    auto line = std::vector<std::string>{"sim", workload("tiny.toml"), "--gpu", "v100"};
+    line.insert(line.end(), list.begin(), list.end());
+    const auto run = tandem(line);
+    EXPECT_EQ(run.status, 2) << run.out << run.err;
+    EXPECT_NE(run.err.find(list[0] + " '" + list[1] + "' has an empty item"), std::string::npos)
+        << run.err;
+  }
+  const auto beyond =
+      tandem({"sim", workload("tiny.toml"), "--gpu", "v100", "--sweep-batch", "8,70000"});
+  EXPECT_EQ(beyond.status, 2);
+  EXPECT_NE(beyond.err.find("--sweep-batch: give a whole number from 1 to 65536, not 70000"),
+            std::string::npos)
+      << beyond.err;
+}
+
+TEST_F(CommandLine, AFolderThatTakesNoFilesIsNotCalledMissing) {
+  if (!std::filesystem::is_directory("/proc")) GTEST_SKIP() << "no /proc here";
+  const auto run =
+      tandem({"sim", workload("tiny.toml"), "--gpu", "v100", "--json", "/proc/out.json"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("the folder '/proc' exists but takes no new files"), std::string::npos)
+      << run.err;
+}
+
 }  // namespace
 }  // namespace tandem::cli

@@ -224,7 +224,7 @@ TEST(MaxBatch, RefusesBadInputBeforeAnyRun) {
             std::string::npos);
   options = simulated("temporal");
   options.low = 100000;
-  EXPECT_NE(refusal(options).find("batch_size must be from 1 to 65536, not 100000"),
+  EXPECT_NE(refusal(options).find("--low 100000: the largest batch tandem runs is 65536"),
             std::string::npos);
   options = simulated("temporal");
   options.low = 64;
