@@ -96,13 +96,13 @@ class shared_memory {
 }
 
 /// Waits for `child` to end until `deadline`, and kills it then; false when it was killed.
-bool wait_until(pid_t child, clock::time_point deadline) {
+bool wait_until(pid_t child, clock::time_point deadline, const std::stop_token& stop) {
   auto pause = std::chrono::microseconds(100);
   for (;;) {
     int status = 0;
     const pid_t got = ::waitpid(child, &status, WNOHANG);
     if (got == child || (got < 0 && errno == ECHILD)) return true;  // ECHILD: reaped elsewhere
-    if (clock::now() >= deadline) {
+    if (clock::now() >= deadline || stop.stop_requested()) {
       ::kill(child, SIGKILL);
       while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
       }
@@ -142,7 +142,7 @@ void integer_program::at_most(row r, double rhs) {
              r.values.data(), 'L', rhs);
 }
 
-bool integer_program::solve(double seconds, double gap) {
+bool integer_program::solve(double seconds, double gap, std::stop_token stop) {
   auto* model = solver_->model;
   Cbc_setAllowableFractionGap(model, gap);
   Cbc_setParameter(model, "threads", "1");         // deterministic, and the machine is shared
@@ -150,16 +150,18 @@ bool integer_program::solve(double seconds, double gap) {
   Cbc_setParameter(model, "preprocess", "off");
   Cbc_setParameter(model, "mipOptions", "1056");  // no crunch in branch and bound (the note)
   const auto started = clock::now();
-  auto outcome = solve_in_child(seconds);
+  auto outcome = solve_in_child(seconds, stop);
   const std::chrono::duration<double> spent = clock::now() - started;
   if (outcome == child_outcome::died && seconds - spent.count() > 0) {
     Cbc_setParameter(model, "heuristicsOnOff", "off");  // their sub-programs crunch
-    outcome = solve_in_child(seconds - spent.count());
+    outcome = solve_in_child(seconds - spent.count(), stop);
   }
   return outcome == child_outcome::found;
 }
 
-integer_program::child_outcome integer_program::solve_in_child(double seconds) {
+integer_program::child_outcome integer_program::solve_in_child(double seconds,
+                                                               const std::stop_token& stop) {
+  if (stop.stop_requested()) return child_outcome::stopped;
   seconds = std::max(seconds, 0.01);
   Cbc_setMaximumSeconds(solver_->model, seconds);
   const shared_memory memory(sizeof(report_header) +
@@ -172,7 +174,8 @@ integer_program::child_outcome integer_program::solve_in_child(double seconds) {
                  std::string("the optimal planner could not start a process for CBC (") +
                      std::strerror(errno) + "); allow more processes or use another planner");
   if (child == 0) solve_and_report(solver_->model, columns_, memory);
-  if (!wait_until(child, deadline)) return child_outcome::overran;
+  if (!wait_until(child, deadline, stop))
+    return stop.stop_requested() ? child_outcome::stopped : child_outcome::overran;
   const auto& header = *memory.header();
   if (!header.complete) return child_outcome::died;
   if (!header.found) return child_outcome::found_nothing;

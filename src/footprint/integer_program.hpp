@@ -5,6 +5,7 @@
 // process]): an abort inside CBC is a solve that found nothing, never the end of tandem.
 
 #include <memory>
+#include <stop_token>
 #include <vector>
 
 namespace tandem::footprint::detail {
@@ -35,8 +36,9 @@ class integer_program {
   void at_most(row r, double rhs);
 
   /// Solves within `seconds` (and a grace); false when no feasible solution was found, CBC
-  /// died or overran. Throws tandem::error when no process can be started for it.
-  bool solve(double seconds, double gap);
+  /// died or overran, or `stop` was requested (CBC's process is ended at once: Ctrl-C does not
+  /// wait for the time limit). Throws tandem::error when no process can be started for it.
+  bool solve(double seconds, double gap, std::stop_token stop = {});
   /// The solution's; only after `solve` returned true.
   [[nodiscard]] double value(int column) const;
   [[nodiscard]] double objective() const { return objective_; }
@@ -44,8 +46,8 @@ class integer_program {
   [[nodiscard]] bool proven_optimal() const { return proven_optimal_; }
 
  private:
-  enum class child_outcome { found, found_nothing, died, overran };
-  child_outcome solve_in_child(double seconds);
+  enum class child_outcome { found, found_nothing, died, overran, stopped };
+  child_outcome solve_in_child(double seconds, const std::stop_token& stop);
 
   struct solver;  // CBC's model, behind its C interface
   std::unique_ptr<solver> solver_;

@@ -64,8 +64,10 @@ struct ip_result {
   std::size_t least_peak_bytes = 0;  ///< when minimizing the peak
 };
 
-/// Builds and solves the program of `space` for `budget` bytes (0: minimize the peak).
-ip_result solve_program(const action_space& space, std::size_t budget, double seconds, double gap) {
+/// Builds and solves the program of `space` for `budget` bytes (0: minimize the peak); nothing
+/// found once `stop` is requested.
+ip_result solve_program(const action_space& space, std::size_t budget, double seconds, double gap,
+                        const std::stop_token& stop) {
   const auto& cs = space.candidates();
   const auto& held = space.vanilla_held();
   const double time_scale = std::max(space.vanilla_s(), 1e-12);
@@ -226,7 +228,7 @@ ip_result solve_program(const action_space& space, std::size_t budget, double se
   }
 
   ip_result out;
-  if (!ip.solve(seconds, gap)) return out;
+  if (!ip.solve(seconds, gap, stop)) return out;
   out.feasible = true;
   out.proven_optimal = ip.proven_optimal();
   const double peak_term = minimize_peak ? 1e6 * ip.value(peak) : 0;
@@ -264,13 +266,16 @@ class optimal_planner final : public planner {
     std::optional<ip_result> best;
     std::optional<prediction> best_predicted;
     ip_result solved;
-    if (budget != 0) solved = solve_program(space, budget, left(), options_.relative_gap);
+    if (budget != 0)
+      solved = solve_program(space, budget, left(), options_.relative_gap, request.stop);
     if (!solved.feasible) {
       // No budget, or one the program cannot meet: the least peak it reaches, then the fastest
       // plan there.
-      const auto least = solve_program(space, 0, left() / 2, options_.relative_gap);
+      const auto least = solve_program(space, 0, left() / 2, options_.relative_gap, request.stop);
       if (least.feasible) budget = least.least_peak_bytes;
-      solved = least.feasible ? solve_program(space, budget, left(), options_.relative_gap) : least;
+      solved = least.feasible
+                   ? solve_program(space, budget, left(), options_.relative_gap, request.stop)
+                   : least;
     }
     for (int attempt = 0; solved.feasible; ++attempt) {
       auto actions = solved.actions;
@@ -283,11 +288,11 @@ class optimal_planner final : public planner {
         best = solved;
         best_predicted = predicted;
       }
-      if (fits || attempt == max_tightenings || left() <= 0 ||
+      if (fits || attempt == max_tightenings || left() <= 0 || request.stop.stop_requested() ||
           predicted.peak_bytes - request.budget_bytes >= budget)
         break;
       budget -= predicted.peak_bytes - request.budget_bytes;
-      solved = solve_program(space, budget, left(), options_.relative_gap);
+      solved = solve_program(space, budget, left(), options_.relative_gap, request.stop);
     }
 
     auto result =

@@ -5,6 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
+#include <stop_token>
+#include <thread>
+#include <vector>
+
 #include "tandem/footprint/cost_model.hpp"
 #include "tandem/footprint/plan.hpp"
 #include "tandem/footprint/planner.hpp"
@@ -53,6 +59,41 @@ TEST(IntegerProgram, APlanSurvivesCbcAbortingInAHeuristicsSubProgram) {
   EXPECT_NO_THROW(validate(p, sequence));
   ASSERT_TRUE(p.search && p.search->objective_s);
   EXPECT_LT(predict(sequence, p, costs).peak_bytes, vanilla.peak_bytes);
+}
+
+// A market split instance (Cornuejols and Dawande): four equalities over 30 binaries with
+// coefficients below 100, each summing to half its row. Branch and bound is known to take very
+// long on them; CBC here ran into a 20 s limit on this one. A stop ends its process at once.
+TEST(IntegerProgram, AStopEndsTheSolveAtOnceInsteadOfAtItsTimeLimit) {
+  integer_program ip;
+  constexpr int rows = 4;
+  constexpr int columns = 30;
+  std::vector<int> x;
+  for (int j = 0; j < columns; ++j) x.push_back(ip.binary(0));
+  unsigned seed = 12345;
+  for (int r = 0; r < rows; ++r) {
+    row up;
+    row down;
+    double total = 0;
+    for (const int column : x) {
+      seed = seed * 1103515245u + 12345u;
+      const auto a = static_cast<double>((seed >> 16) % 100);
+      up.add(column, a);
+      down.add(column, -a);
+      total += a;
+    }
+    ip.at_most(up, std::floor(total / 2));
+    ip.at_most(down, -std::floor(total / 2));
+  }
+  std::stop_source stop;
+  std::jthread stopper([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop.request_stop();
+  });
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_FALSE(ip.solve(60, 0.0, stop.get_token()));
+  const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(spent.count(), 5.0);
 }
 
 }  // namespace
