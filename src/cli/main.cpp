@@ -26,6 +26,12 @@
 
 namespace {
 
+/// Adds an option that names a file: an empty name is refused (cli::file_name).
+CLI::Option* add_file(CLI::App& app, const std::string& name, std::string& target,
+                      const std::string& help) {
+  return app.add_option(name, target, help)->check(tandem::cli::file_name());
+}
+
 /// Adds a size option ("64MiB", "2G", "4096") that writes bytes into `target`.
 CLI::Option* add_size(CLI::App& app, const std::string& name, std::size_t& target,
                       const std::string& help) {
@@ -70,11 +76,9 @@ int main(int argc, char** argv) {
   auto* gpu_opt = sim_cmd->add_option(
       "--gpu", sim.gpu,
       "Generate each job's profile for this GPU (p100, v100, 2080ti, a100-40gb, a100-80gb, h100)");
-  sim_cmd
-      ->add_option("--profiles", sim.profiles_path,
-                   "Replay profiles recorded by `tandem profile` on this machine")
-      ->excludes(gpu_opt)
-      ->check(cli::file_name());
+  add_file(*sim_cmd, "--profiles", sim.profiles_path,
+           "Replay profiles recorded by `tandem profile` on this machine")
+      ->excludes(gpu_opt);
   sim_cmd->add_option("--policy", sim.policy,
                       "Policy, replacing the workload's (also: mps-um, MPS with unified memory)");
   sim_cmd->add_option_function<std::string>(
@@ -95,16 +99,11 @@ int main(int argc, char** argv) {
           sim.sweep_batch.push_back(std::stoll(item));
       },
       "Run every job at each of these batch sizes (with --gpu)");
-  sim_cmd->add_option("--json", sim.json_path, "Write the results as JSON to this file")
-      ->check(cli::file_name());
-  sim_cmd
-      ->add_option("--timeline", sim.timeline_path,
-                   "Write the timeline (time, job, event, regions held) as CSV")
-      ->check(cli::file_name());
-  sim_cmd
-      ->add_option("--report", sim.report_path,
-                   "Write the results (and the timeline) as a self-contained HTML report")
-      ->check(cli::file_name());
+  add_file(*sim_cmd, "--json", sim.json_path, "Write the results as JSON to this file");
+  add_file(*sim_cmd, "--timeline", sim.timeline_path,
+           "Write the timeline (time, job, event, regions held) as CSV");
+  add_file(*sim_cmd, "--report", sim.report_path,
+           "Write the results (and the timeline) as a self-contained HTML report");
   sim_cmd->add_option("--seed", sim.seed, "Seed of the iteration-time jitter")
       ->check(cli::whole_number(0, std::numeric_limits<std::int64_t>::max()));
   sim_cmd->add_option("--jitter", sim.jitter, "Spread of iteration times (0: none; 0.05: 5%)")
@@ -153,8 +152,7 @@ int main(int argc, char** argv) {
       ->add_option("--high", maxbatch.high,
                    "Largest batch tried (default: doubling until a run fails)")
       ->check(cli::whole_number());
-  maxbatch_cmd->add_option("--json", maxbatch.json_path, "Write the table as JSON to this file")
-      ->check(cli::file_name());
+  add_file(*maxbatch_cmd, "--json", maxbatch.json_path, "Write the table as JSON to this file");
   // Planned jobs: each probe runs (or simulates) every job's iteration under a footprint plan.
   maxbatch_cmd->add_option(
       "--planner", maxbatch.planner,
@@ -172,13 +170,9 @@ int main(int argc, char** argv) {
                    "Results JSON of tandem run, tandem sim (--compare, --sweep-batch too) or "
                    "tandem maxbatch")
       ->required();
-  report_cmd
-      ->add_option("--timeline", report.timeline,
-                   "The run's memory timeline (the CSV of --timeline), for its picture")
-      ->check(cli::file_name());
-  report_cmd->add_option("--out", report.out, "Where the page goes")
-      ->capture_default_str()
-      ->check(cli::file_name());
+  add_file(*report_cmd, "--timeline", report.timeline,
+           "The run's memory timeline (the CSV of --timeline), for its picture");
+  add_file(*report_cmd, "--out", report.out, "Where the page goes")->capture_default_str();
 
   tandem::cli::policies_command_options policies;
   auto* policies_cmd = app.add_subcommand(
@@ -201,16 +195,11 @@ int main(int argc, char** argv) {
       "The policy may run iterations under plans by this footprint planner, "
       "choosing at each start between a delay and a plan (scrooge, nodegroup, srtf, "
       "pack, fair; replaces [policy] planner; none: no plans)");
-  run_cmd->add_option("--json", run.json_path, "Write the results as JSON to this file")
-      ->check(cli::file_name());
-  run_cmd
-      ->add_option("--timeline", run.timeline_path,
-                   "Write the memory timeline (time, job, live bytes by kind) as CSV")
-      ->check(cli::file_name());
-  run_cmd
-      ->add_option("--report", run.report_path,
-                   "Write the results and the memory timeline as a self-contained HTML report")
-      ->check(cli::file_name());
+  add_file(*run_cmd, "--json", run.json_path, "Write the results as JSON to this file");
+  add_file(*run_cmd, "--timeline", run.timeline_path,
+           "Write the memory timeline (time, job, live bytes by kind) as CSV");
+  add_file(*run_cmd, "--report", run.report_path,
+           "Write the results and the memory timeline as a self-contained HTML report");
   run_cmd
       ->add_option("--progress-interval", run.progress_interval_s, "Seconds between progress lines")
       ->check(cli::seconds_between(0.01, 86400));
@@ -233,8 +222,7 @@ int main(int argc, char** argv) {
       ->required();
   profile_cmd->add_option("--iterations", profile.iterations, "Iterations per job (at least 2)")
       ->check(CLI::Range(2, 1000000));
-  profile_cmd->add_option("--out", profile.out_path, "Where the profiles go (JSON)")
-      ->check(cli::file_name());
+  add_file(*profile_cmd, "--out", profile.out_path, "Where the profiles go (JSON)");
 
   tandem::cli::plan_command_options plan;
   auto* plan_cmd = app.add_subcommand(
@@ -256,13 +244,10 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("--budget", plan.budget,
                        "Budget of every plan: N% of the job's vanilla peak or a size (e.g. 75%, "
                        "1GiB), replacing the jobs' plan_budget");
-  plan_cmd->add_option("--json", plan.json_path, "Write the measures and the plans as JSON")
-      ->check(cli::file_name());
-  plan_cmd
-      ->add_option("--profile", plan.profile_path,
-                   "Take access sequences from this `tandem profile` output instead of "
-                   "recording them")
-      ->check(cli::file_name());
+  add_file(*plan_cmd, "--json", plan.json_path, "Write the measures and the plans as JSON");
+  add_file(*plan_cmd, "--profile", plan.profile_path,
+           "Take access sequences from this `tandem profile` output instead of "
+           "recording them");
 #else
   auto* run_cmd = app.add_subcommand("run", "(needs a build with libtorch)")->allow_extras();
   auto* models_cmd = app.add_subcommand("models", "(needs a build with libtorch)")->allow_extras();

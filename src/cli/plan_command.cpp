@@ -335,12 +335,14 @@ int plan_workload_command(const plan_command_options& options, std::ostream& out
   std::optional<atomic_file> json;
   if (!options.json_path.empty()) json.emplace(options.json_path, "plans");
 
-  if (!record_missing(jobs, spec, progress, stop)) {
-    progress << "tandem plan: stopped while recording; no plans made"
+  // Stopped (Ctrl-C): nothing is shown or written, and the caller's exit status is the signal's.
+  const auto stopped = [&](const char* while_doing) {
+    progress << "tandem plan: stopped while " << while_doing << "; no plans written"
              << (json ? ", " + options.json_path + " left as it was" : std::string()) << '\n';
     if (json) json->abandon();
-    return 0;  // the caller's exit status is the signal's
-  }
+    return 0;
+  };
+  if (!record_missing(jobs, spec, progress, stop)) return stopped("recording");
   const double bandwidth = copy_bandwidth_for(spec);
   int failed = 0;
   for (auto& job : jobs) {
@@ -350,13 +352,8 @@ int plan_workload_command(const plan_command_options& options, std::ostream& out
       ++failed;
     }
   }
-  // A search cut short made a plan that is not the one asked for: none is shown or written.
-  if (stop.stop_requested()) {
-    progress << "tandem plan: stopped while planning; no plans written"
-             << (json ? ", " + options.json_path + " left as it was" : std::string()) << '\n';
-    if (json) json->abandon();
-    return 0;  // the caller's exit status is the signal's
-  }
+  // A search cut short made a plan that is not the one asked for.
+  if (stop.stop_requested()) return stopped("planning");
   out << spec.source << ": " << jobs.size() << " training job" << (jobs.size() == 1 ? "" : "s")
       << ", swaps priced at " << describe_rate(bandwidth) << " (copy_bandwidth "
       << describe_copy_rate(spec.device.copy_bandwidth) << ")\n";
