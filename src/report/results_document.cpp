@@ -17,7 +17,7 @@ constexpr runtime::input_file_kind results_file{
   TANDEM_FAIL(config_error, "cannot make a report of '" + source + "': " + why);
 }
 
-/// The fields every `where` object must hold for the page, with the JSON type they must have.
+/// The fields every `where` object must hold for the page.
 void require(const nlohmann::json& object, const std::string& where,
              std::initializer_list<const char*> fields, const std::string& source) {
   for (const char* field : fields) {
@@ -28,12 +28,28 @@ void require(const nlohmann::json& object, const std::string& where,
   }
 }
 
+/// Of `fields`, those `where` holds must be numbers, or null (a figure not measured: tandem
+/// writes a rate it could not measure, or a number that is not finite, as null). The page does
+/// arithmetic on them.
+void require_numbers(const nlohmann::json& object, const std::string& where,
+                     std::initializer_list<const char*> fields, const std::string& source) {
+  for (const char* field : fields) {
+    const auto found = object.find(field);
+    if (found == object.end() || found->is_number() || found->is_null()) continue;
+    refuse(source, where + ": '" + field + "' is " + std::string(found->type_name()) +
+                       ", not a number (" + found->dump().substr(0, 40) + ")");
+  }
+}
+
 void check_run(const nlohmann::json& run, const std::string& where, const std::string& source) {
   if (!run.is_object()) refuse(source, where + " is not an object");
   require(run, where,
           {"schema_version", "policy", "budget_bytes", "makespan_s", "aggregate_samples_per_s",
            "peak_reserved_bytes", "jobs"},
           source);
+  require_numbers(run, where,
+                  {"budget_bytes", "makespan_s", "aggregate_samples_per_s", "peak_reserved_bytes"},
+                  source);
   if (!run["jobs"].is_array()) refuse(source, where + ": 'jobs' is not an array");
   std::size_t index = 0;
   for (const auto& job : run["jobs"]) {
@@ -43,6 +59,8 @@ void check_run(const nlohmann::json& run, const std::string& where, const std::s
             {"name", "status", "arrival_s", "first_start_s", "end_s", "setup_s", "samples_per_s",
              "iteration_log"},
             source);
+    require_numbers(job, at, {"arrival_s", "first_start_s", "end_s", "setup_s", "samples_per_s"},
+                    source);
     if (!job["iteration_log"].is_array()) refuse(source, at + ": 'iteration_log' is not an array");
     for (const auto& iteration : job["iteration_log"]) {
       if (!iteration.is_object() || !iteration.contains("start_s") ||
@@ -89,10 +107,16 @@ results_document parse_results(std::string_view text, const std::string& source)
   } else if (json.is_object() && json.contains("solo") && json.contains("colocated")) {
     document.kind = document_kind::maxbatch;
     require(json, "the search", {"workload", "model", "jobs", "device", "budget_bytes"}, source);
+    require_numbers(json, "the search", {"jobs", "iterations", "budget_bytes"}, source);
+    if (!json["solo"].is_object()) refuse(source, "'solo' is not an object");
     require(json["solo"], "'solo'", {"max_batch", "samples_per_s"}, source);
+    require_numbers(json["solo"], "'solo'", {"max_batch", "samples_per_s"}, source);
     if (!json["colocated"].is_array()) refuse(source, "'colocated' is not an array");
-    for (const auto& row : json["colocated"])
+    for (const auto& row : json["colocated"]) {
+      if (!row.is_object()) refuse(source, "a 'colocated' row is not an object");
       require(row, "a 'colocated' row", {"policy", "max_batch", "samples_per_s"}, source);
+      require_numbers(row, "a 'colocated' row", {"max_batch", "samples_per_s"}, source);
+    }
   } else if (json.is_object() && json.contains("jobs")) {
     document.kind = document_kind::run;
     check_run(json, "the results", source);

@@ -203,6 +203,21 @@ TEST(ResultsDocument, SaysWhatIsWrongWithBadInput) {
       "iteration_log": [{"start_s": "soon"}]})"))
                 .find("has no numbers 'start_s' and 'end_s'"),
             std::string::npos);
+  EXPECT_NE(message(with_job(R"({"name": "a", "status": "completed", "arrival_s": 0,
+      "first_start_s": 0, "end_s": "late", "setup_s": 0, "samples_per_s": 1,
+      "iteration_log": []})"))
+                .find("job 0: 'end_s' is string, not a number (\"late\")"),
+            std::string::npos);
+  const std::string search =
+      R"({"workload": "w.toml", "model": "m", "jobs": 2, "iterations": ITERATIONS,
+          "device": "d", "budget_bytes": 1, "solo": {"max_batch": 4, "samples_per_s": null},
+          "colocated": []})";
+  const auto with_iterations = [&](const std::string& iterations) {
+    return std::string(search).replace(search.find("ITERATIONS"), 10, iterations);
+  };
+  EXPECT_EQ(message(with_iterations("3")), "accepted");  // null: a rate not measured
+  EXPECT_NE(message(with_iterations("\"three\"")).find("'iterations' is string, not a number"),
+            std::string::npos);
 }
 
 TEST(HtmlReport, IsSelfContained) {
