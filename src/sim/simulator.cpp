@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <iomanip>
 #include <limits>
 #include <map>
 #include <memory>
@@ -143,7 +144,10 @@ class engine final : public schedule::progress_source, public schedule::driver_c
     std::stable_sort(arrivals_.begin(), arrivals_.end(), [&](std::size_t a, std::size_t b) {
       return jobs[a].spec.arrival_s < jobs[b].spec.arrival_s;
     });
-    if (options_.timeline) *options_.timeline << "time_s,job,event,held_bytes\n";
+    // Times to the microsecond, as a real run's timeline has them: the stream's default six
+    // significant digits would round a trace hours long to a tenth of a second.
+    if (options_.timeline)
+      *options_.timeline << std::fixed << std::setprecision(6) << "time_s,job,event,held_bytes\n";
   }
 
   [[nodiscard]] double now() const override { return now_; }

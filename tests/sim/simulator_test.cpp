@@ -458,8 +458,8 @@ TEST(Simulator, TimelineListsIterationsAndHeldBytes) {
   options.timeline = &csv;
   static_cast<void>(simulate({job("a", flat_profile(1, 1), 1)}, policy, gpu(), {}, options));
   EXPECT_EQ(csv.str(),
-            "time_s,job,event,held_bytes\n0,a,iteration_start,10485760\n1,a,iteration_end,"
-            "10485760\n1,a,completed,0\n");
+            "time_s,job,event,held_bytes\n0.000000,a,iteration_start,10485760\n"
+            "1.000000,a,iteration_end,10485760\n1.000000,a,completed,0\n");
 }
 
 TEST(RegionReplay, HeldRegionsFollowThePoolsOwnLogic) {
