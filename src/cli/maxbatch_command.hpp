@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "tandem/runtime/workload_limits.hpp"
+
 namespace tandem::cli {
 
 struct maxbatch_command_options {
@@ -71,8 +73,8 @@ struct probe_result {
 /// Runs the jobs at one batch size.
 using batch_probe = std::function<probe_result(std::int64_t batch)>;
 
-/// Without a high bound, doubling stops here.
-inline constexpr std::int64_t doubling_limit = std::int64_t{1} << 20;
+/// Without a high bound, doubling stops here: the largest batch a job may have.
+inline constexpr std::int64_t doubling_limit = runtime::max_batch_size;
 
 struct search_bounds {
   std::int64_t low = 1;

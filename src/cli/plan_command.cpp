@@ -346,6 +346,7 @@ int plan_workload_command(const plan_command_options& options, std::ostream& out
   const double bandwidth = copy_bandwidth_for(spec);
   int failed = 0;
   for (auto& job : jobs) {
+    if (stop.stop_requested()) break;
     if (job.sequence) {
       make_plan(job, bandwidth, stop);
     } else {

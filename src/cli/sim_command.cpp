@@ -160,6 +160,10 @@ int sim_workload_command(const sim_command_options& options, std::ostream& out) 
   std::optional<atomic_file> json;
   std::optional<atomic_file> timeline;
   if (!options.json_path.empty()) json.emplace(options.json_path, "JSON results");
+  TANDEM_EXPECTS(!options.policy || options.compare.empty(), config_error,
+                 "--policy " + options.policy.value_or("") +
+                     " and --compare both choose the policy; give the policies to compare to "
+                     "--compare alone");
   const bool single = options.compare.empty() && options.sweep_batch.empty();
   if (!options.timeline_path.empty()) {
     TANDEM_EXPECTS(single, config_error,

@@ -68,6 +68,7 @@ struct ip_result {
 /// found once `stop` is requested.
 ip_result solve_program(const action_space& space, std::size_t budget, double seconds, double gap,
                         const std::stop_token& stop) {
+  if (stop.stop_requested()) return {};  // building a program takes time too
   const auto& cs = space.candidates();
   const auto& held = space.vanilla_held();
   const double time_scale = std::max(space.vanilla_s(), 1e-12);

@@ -65,7 +65,13 @@ void fill(std::string& page, std::string_view marker, const std::string& text) {
 
 std::vector<std::string> job_names(const results_document& results) {
   std::vector<std::string> names;
-  for (const auto& job : results.json["jobs"]) names.push_back(job["name"].get<std::string>());
+  for (const auto& job : results.json["jobs"]) {
+    const auto& name = job["name"];
+    TANDEM_EXPECTS(name.is_string(), config_error,
+                   "cannot make a report of '" + results.source + "': a job's 'name' is " +
+                       std::string(name.type_name()) + ", not a string");
+    names.push_back(name.get<std::string>());
+  }
   return names;
 }
 

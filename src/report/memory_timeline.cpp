@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
+#include <sstream>
 #include <string_view>
 #include <unordered_map>
 
@@ -33,6 +35,30 @@ std::string_view trim(std::string_view text) {
 /// Longer than any line a timeline holds (a name is at most a few hundred bytes): a file without
 /// line breaks is refused rather than read whole.
 constexpr std::size_t max_line_bytes = 64 * 1024;
+/// Thirty years: a time beyond it is no run's.
+constexpr double max_time_s = 1e9;
+/// How far back a row may come after an earlier one (see add_line).
+constexpr double out_of_order_s = 0.1;
+
+/// The largest time in the rows of a timeline CSV read from `in` to its end (0 when none reads
+/// as a number); each row's first field only, so a bad row is left for the reader to name.
+double last_time(std::istream& in) {
+  double last = 0;
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    const auto comma = line.find(',');
+    double time_s = 0;
+    const auto [end, error] = std::from_chars(
+        line.data(), line.data() + (comma == std::string::npos ? line.size() : comma), time_s);
+    if (error == std::errc{} && std::isfinite(time_s)) last = std::max(last, time_s);
+  }
+  return last;
+}
 
 }  // namespace
 
@@ -76,6 +102,11 @@ void timeline_reader::add(std::string_view text) {
 
 void timeline_reader::add_line(std::string_view raw) {
   ++line_;
+  if (raw.size() > max_line_bytes) {
+    refuse(source_, line_,
+           "a line longer than " + std::to_string(max_line_bytes) +
+               " bytes; this is not a timeline that tandem wrote");
+  }
   const auto text = trim(raw);
   if (!header_seen_) {
     if (text == run_header) {
@@ -111,8 +142,16 @@ void timeline_reader::add_line(std::string_view raw) {
   };
   double time_s = 0;
   number_at(0, time_s, "the time");
-  if (!std::isfinite(time_s) || time_s < 0)
+  if (!std::isfinite(time_s) || time_s < 0 || time_s > max_time_s)
     refuse(source_, line_, "the time " + fields[0] + " is not a time in seconds");
+  // Rows are written in time order (older tandems stamped a real run's events just before the
+  // monitor's lock, so rows of two threads could come a little out of order); a row further
+  // back than that is not a timeline tandem wrote (a sorted or shuffled file).
+  if (time_s + out_of_order_s < last_s_) {
+    refuse(source_, line_,
+           "the time " + fields[0] + " s comes before an earlier row's " + std::to_string(last_s_) +
+               " s; a timeline's rows are in time order, as tandem wrote them");
+  }
   // The name: everything between the time and the event.
   const std::size_t name_end = fields.size() - numbers - 1;
   std::string name = fields[1];
@@ -140,8 +179,9 @@ void timeline_reader::add_line(std::string_view raw) {
 }
 
 bool timeline_reader::covers(double time_s) const {
-  // A row at the hinted end itself falls in the last bucket, as it would with fixed buckets.
-  return time_s <= covered_s_ * (1 + 1e-12);
+  // A row at the hinted end itself falls in the last bucket, as it would with fixed buckets, and
+  // so does one a microsecond past it (times are written to the microsecond, rounded).
+  return time_s <= covered_s_ * (1 + 1e-12) + 1e-6;
 }
 
 void timeline_reader::widen() {
@@ -175,8 +215,7 @@ void timeline_reader::add_row(double time_s, std::size_t job,
   ++timeline_.rows;
   last_s_ = std::max(last_s_, time_s);
   while (!covers(time_s)) widen();
-  // Rows come in time order, but a real run stamps an event before it takes the monitor's lock,
-  // so one may come a few microseconds behind another: it goes into the current bucket.
+  // A row a little behind an earlier one (see add_line) goes into the current bucket.
   std::size_t index = std::min(max_buckets_ - 1, static_cast<std::size_t>(time_s / bucket_s_));
   if (!buckets_.empty()) index = std::max(index, buckets_.size() - 1);
   open_through(index);
@@ -239,14 +278,32 @@ memory_timeline timeline_reader::finish(double end_s) {
 
 memory_timeline read_timeline(std::istream& in, const std::string& source, double end_s,
                               const std::vector<std::string>& job_order, std::size_t buckets) {
-  timeline_reader reader(source, job_order, end_s, buckets);
+  // A file is read twice: first for its last row's time, which may come a little after the
+  // results' makespan (a job's last frees, a time rounded up to the microsecond), so that the
+  // buckets cover exactly [0, the later of the two] (a pipe is read once, with the makespan).
+  double end_hint = end_s;
+  if (const auto start = in.tellg(); start != std::streampos(-1)) {
+    const double last = last_time(in);
+    in.clear();
+    in.seekg(start);
+    if (!in) TANDEM_FAIL(io_error, "cannot read the timeline '" + source + "' again");
+    if (end_s > 0 && last > 10 * end_s + 60) {
+      std::ostringstream why;
+      why << "the timeline '" << source << "' runs to " << std::setprecision(6) << last
+          << " s, far past the run's makespan of " << end_s
+          << " s; give the timeline of the run whose results these are";
+      TANDEM_FAIL(config_error, why.str());
+    }
+    end_hint = std::max(end_hint, last);
+  }
+  timeline_reader reader(source, job_order, end_hint, buckets);
   std::array<char, 64 * 1024> chunk{};
   while (in) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     reader.add(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
   }
   if (in.bad()) TANDEM_FAIL(io_error, "cannot read the timeline '" + source + "'");
-  return reader.finish(end_s);
+  return reader.finish(end_hint);
 }
 
 nlohmann::json to_json(const memory_timeline& timeline) {

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tandem/common/error.hpp"
+
 namespace tandem::report {
 namespace {
 
@@ -214,13 +216,24 @@ nlohmann::json maxbatch_data(const nlohmann::json& search, const std::string& so
 }  // namespace
 
 nlohmann::json report_data(const results_document& results, const memory_timeline* timeline) {
-  switch (results.kind) {
-    case document_kind::run:
-      return run_data(results.json, results.source, timeline);
-    case document_kind::comparison:
-      return comparison_data(results.json, results.source);
-    case document_kind::maxbatch:
-      return maxbatch_data(results.json, results.source);
+  // parse_results checks the fields the page computes with; any other field of the wrong type (a
+  // hand-edited file: a name that is null, a flag that is a string) is refused here, naming
+  // the file, rather than escaping as the JSON library's own exception.
+  try {
+    switch (results.kind) {
+      case document_kind::run:
+        return run_data(results.json, results.source, timeline);
+      case document_kind::comparison:
+        return comparison_data(results.json, results.source);
+      case document_kind::maxbatch:
+        return maxbatch_data(results.json, results.source);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    if (const auto end = what.find("] "); end != std::string::npos) what = what.substr(end + 2);
+    TANDEM_FAIL(config_error, "cannot make a report of '" + results.source +
+                                  "': a field is not what tandem writes (" + what +
+                                  "); give the results file as tandem wrote it");
   }
   return nullptr;
 }

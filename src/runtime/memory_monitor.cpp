@@ -48,9 +48,10 @@ void memory_monitor::on_event(const memory::trace_event& event) {
 
 void memory_monitor::record(const memory::trace_event& event) {
   if (event.op == trace_op::out_of_memory) return;  // changes nothing; the job reports it
+  std::lock_guard lock(mutex_);
+  // Stamped under the lock, so that the timeline's rows are in time order.
   const double time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - origin_).count();
-  std::lock_guard lock(mutex_);
   auto& job = jobs_[event.job];
   auto& state = job.memory;
   const auto kind = memory::index_of(event.kind);

@@ -192,6 +192,15 @@ TEST_F(CommandLine, AListWithAnEmptyItemIsRefusedNotShortened) {
       << beyond.err;
 }
 
+TEST_F(CommandLine, PolicyAndCompareTogetherAreRefused) {
+  // --compare runs its own policies; a --policy beside it would be ignored without a word.
+  const auto run = tandem(
+      {"sim", workload("tiny.toml"), "--gpu", "v100", "--compare", "temporal", "--policy", "x"});
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("--policy x and --compare both choose the policy"), std::string::npos)
+      << run.err;
+}
+
 TEST_F(CommandLine, AFolderThatTakesNoFilesIsNotCalledMissing) {
   if (!std::filesystem::is_directory("/proc")) GTEST_SKIP() << "no /proc here";
   const auto run =

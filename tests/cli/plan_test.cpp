@@ -175,7 +175,8 @@ TEST_F(PlanCommand, CtrlCWhileRecordingMakesNoPlansAndLeavesTheJsonAsItWas) {
   const auto status = tandem.wait(60s);
   ASSERT_TRUE(status.has_value());
   EXPECT_EQ(*status, 130) << tandem.stderr_text();
-  EXPECT_NE(tandem.stderr_text().find("stopped while recording; no plans written"), std::string::npos)
+  EXPECT_NE(tandem.stderr_text().find("stopped while recording; no plans written"),
+            std::string::npos)
       << tandem.stderr_text();
   EXPECT_EQ(tandem.stdout_text().find("plans:"), std::string::npos) << tandem.stdout_text();
   EXPECT_EQ(read_file(json_), "{\"earlier\": true}\n");

@@ -215,6 +215,43 @@ TEST(MemoryTimeline, RefusesALineLongerThanAnyTimelineWrites) {
   }
 }
 
+TEST(MemoryTimeline, AFileWhoseLastRowIsPastTheMakespanKeepsEveryBucket) {
+  // The results' makespan rounds below the last row's time (a microsecond here): the file is
+  // read twice, so the buckets still cover it exactly, all of them.
+  const auto t = read(std::string(sim_header) + "0,a,s,5\n1.000001,a,completed,0\n", 1.0, 10);
+  EXPECT_EQ(t.buckets, 10u);
+  EXPECT_DOUBLE_EQ(t.end_s, 1.000001);
+  const auto late = read(std::string(sim_header) + "0,a,s,5\n1.5,a,completed,0\n", 1.0, 10);
+  EXPECT_EQ(late.buckets, 10u);
+  EXPECT_DOUBLE_EQ(late.end_s, 1.5);
+}
+
+TEST(MemoryTimeline, RefusesRowsThatNoRunOfTheseResultsWrote) {
+  const auto message = [](const std::string& csv, double end_s) {
+    try {
+      static_cast<void>(read(csv, end_s, 4));
+    } catch (const config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  // Sorted the wrong way round: every row would fall into the first row's bucket.
+  EXPECT_NE(message(std::string(sim_header) + "2,a,s,5\n1,a,s,6\n", 2.0)
+                .find("line 3: the time 1 s comes before an earlier row's"),
+            std::string::npos);
+  // A little out of order is how older timelines of real runs were written.
+  EXPECT_EQ(message(std::string(sim_header) + "1,a,s,5\n0.999,b,s,6\n", 2.0), "accepted");
+  EXPECT_NE(message(std::string(sim_header) + "1e300,a,s,5\n", 0).find("is not a time"),
+            std::string::npos);
+  EXPECT_NE(message(std::string(sim_header) + "0,a,s,5\n1000,a,s,6\n", 2.0)
+                .find("runs to 1000 s, far past the run's makespan of 2 s"),
+            std::string::npos);
+  // A long line in one piece is refused as one split across pieces is.
+  EXPECT_NE(message(std::string(sim_header) + "0," + std::string(70000, 'x') + ",s,5\n", 1.0)
+                .find("line 2: a line longer than"),
+            std::string::npos);
+}
+
 TEST(MemoryTimeline, JsonListsChangesOnly) {
   const auto t = read(std::string(sim_header) + "0.1,a,s,300\n2.2,a,return,0\n", 3.0, 6);
   const auto json = to_json(t);

@@ -216,6 +216,23 @@ TEST(ResultsDocument, SaysWhatIsWrongWithBadInput) {
     return std::string(search).replace(search.find("ITERATIONS"), 10, iterations);
   };
   EXPECT_EQ(message(with_iterations("3")), "accepted");  // null: a rate not measured
+  // A field the page reads that is of another type than tandem writes: an error naming the
+  // file, not the JSON library's exception.
+  const auto data_message = [](const std::string& text) {
+    try {
+      static_cast<void>(report_data(parse_results(text, "r.json"), nullptr));
+    } catch (const config_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  auto bad_row = with_iterations("3");
+  bad_row.replace(bad_row.find("\"colocated\": []"), 15,
+                  R"("colocated": [{"policy": 7, "max_batch": 4, "samples_per_s": 1}])");
+  EXPECT_NE(data_message(bad_row).find("cannot make a report of 'r.json': a field is not what "
+                                       "tandem writes"),
+            std::string::npos)
+      << data_message(bad_row);
   EXPECT_NE(message(with_iterations("\"three\"")).find("'iterations' is string, not a number"),
             std::string::npos);
 }
