@@ -74,7 +74,7 @@ TEST(MaxBatch, DoublesUntilAFailureThenBisects) {
 }
 
 TEST(MaxBatch, FindsEveryBoundaryWithLogarithmicallyManyProbes) {
-  for (const std::int64_t largest : {1, 2, 3, 5, 7, 64, 100, 1000, 4097, 65537, 1000000}) {
+  for (const std::int64_t largest : {1, 2, 3, 5, 7, 64, 100, 1000, 4097, 40000, 65535}) {
     for (const std::int64_t low : {1, 3}) {
       fake_jobs jobs(largest);
       const auto result = jobs.search({.low = low, .high = {}, .expected_failure = {}});
