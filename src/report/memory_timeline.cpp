@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "tandem/common/csv.hpp"
 #include "tandem/common/error.hpp"
@@ -41,21 +43,26 @@ constexpr double max_time_s = 1e9;
 constexpr double out_of_order_s = 0.1;
 
 /// The largest time in the rows of a timeline CSV read from `in` to its end (0 when none reads
-/// as a number); each row's first field only, so a bad row is left for the reader to name.
+/// as a number); each row's first field only, so a bad row is left for the reader to name, and
+/// only a line's first bytes are kept, so a file without line breaks costs no memory.
 double last_time(std::istream& in) {
   double last = 0;
-  std::string line;
+  std::array<char, 256> start{};
   bool header = true;
-  while (std::getline(in, line)) {
-    if (header) {
-      header = false;
-      continue;
+  for (;;) {
+    in.getline(start.data(), static_cast<std::streamsize>(start.size()));
+    if (in.bad() || (in.gcount() == 0 && in.eof())) break;
+    if (in.fail() && !in.eof()) {  // a line longer than `start`: the rest of it is skipped
+      in.clear();
+      in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
     }
-    const auto comma = line.find(',');
+    if (std::exchange(header, false)) continue;
+    const std::string_view line(start.data());
+    const auto field = line.substr(0, line.find(','));
     double time_s = 0;
-    const auto [end, error] = std::from_chars(
-        line.data(), line.data() + (comma == std::string::npos ? line.size() : comma), time_s);
+    const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), time_s);
     if (error == std::errc{} && std::isfinite(time_s)) last = std::max(last, time_s);
+    if (in.eof()) break;
   }
   return last;
 }
