@@ -1,6 +1,5 @@
 #include "tandem/report/html_report.hpp"
 
-#include <sstream>
 #include <string_view>
 
 #include "report_assets.hpp"
@@ -75,15 +74,14 @@ std::vector<std::string> job_names(const results_document& results) {
   return names;
 }
 
-nlohmann::json data_with_timeline(const results_document& results, std::istream* timeline,
+nlohmann::json data_with_timeline(const results_document& results, std::istream& timeline,
                                   const std::string& timeline_source, std::size_t buckets) {
-  if (timeline == nullptr) return report_data(results, nullptr);
   TANDEM_EXPECTS(results.kind == document_kind::run, config_error,
                  "a timeline belongs to one run, and '" + results.source + "' holds a " +
                      to_string(results.kind) + "; drop --timeline");
   const auto makespan = results.json["makespan_s"];
   const auto memory =
-      read_timeline(*timeline, timeline_source, makespan.is_number() ? makespan.get<double>() : 0,
+      read_timeline(timeline, timeline_source, makespan.is_number() ? makespan.get<double>() : 0,
                     job_names(results), buckets);
   return report_data(results, &memory);
 }
@@ -108,7 +106,7 @@ nlohmann::json load_report_data(const report_request& request) {
   const auto results = load_results(request.results);
   if (!request.timeline) return report_data(results, nullptr);
   auto csv = runtime::open_input_file(*request.timeline, timeline_file);
-  return data_with_timeline(results, &csv, request.timeline->string(), request.buckets);
+  return data_with_timeline(results, csv, request.timeline->string(), request.buckets);
 }
 
 nlohmann::json report_data_from_text(const std::string& results_json, const std::string& source,
