@@ -68,15 +68,24 @@ nodegroup_policy::nodegroup_policy(std::size_t budget_bytes, nodegroup_options o
                  "measure a job before it is pipelined)");
 }
 
-bool nodegroup_policy::pipelined(const job_state& job) const {
-  return job.calibrated && !job.needs.empty();
+bool nodegroup_policy::pipelined(const job_state& job) {
+  return job.learned.front().pipelined();
+}
+
+const nodegroup_policy::learned_groups* nodegroup_policy::stepping(const job_state& job) {
+  const auto variant = job.next_group > 0 ? job.running_variant : 0;
+  if (variant >= job.learned.size()) return nullptr;
+  const auto& groups = job.learned[variant];
+  return groups.pipelined() ? &groups : nullptr;
 }
 
 std::size_t nodegroup_policy::held_by(job_id id, const job_state& job) const {
   if (progress_ != nullptr) return progress_->progress(id).held_bytes;
   // Without a view of the jobs, what the plan predicts: its idle holding plus the groups done.
+  const auto& needs =
+      job.learned[job.running_variant < job.learned.size() ? job.running_variant : 0].needs;
   std::int64_t held = static_cast<std::int64_t>(job.idle_held);
-  for (std::size_t g = 0; g < job.next_group && g < job.needs.size(); ++g) held += job.needs[g].net;
+  for (std::size_t g = 0; g < job.next_group && g < needs.size(); ++g) held += needs[g].net;
   return static_cast<std::size_t>(std::max<std::int64_t>(held, 0));
 }
 
@@ -119,8 +128,10 @@ void nodegroup_policy::on_iteration_start(job_id job, double now_s) {
   state.entered_held.clear();
   state.turn = ++iteration_starts_;
   state.running_variant = state.chosen < state.variants.size() ? state.chosen : 0;
+  state.offers_at_start = state.offers;
   if (state.running_variant > 0) {
     ++state.stats.planned;
+    if (state.learned[state.running_variant].pipelined()) ++state.stats.planned_in_steps;
     state.stats.plan_extra_s +=
         state.variants[state.running_variant].seconds - state.variants.front().seconds;
   }
@@ -141,6 +152,13 @@ void nodegroup_policy::on_group_end(job_id job, std::size_t group, double now_s)
                      " but runs group " + std::to_string(state.next_group));
   state.next_group = group + 1;
   state.running = false;
+  if (state.beside) {
+    // A planned iteration learning its groups, beside the pipeline with its peak reserved: the
+    // boundary only makes it return its emptied regions, as a stepping iteration would; it
+    // goes on at once.
+    state.granted = true;
+    return;
+  }
   state.ready = true;
   state.ready_since_s = now_s;
   arrive_at_barrier(job, now_s);
@@ -152,11 +170,20 @@ void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& repo
     state.restart_need = restart_need_after(report.held.peak(), state.restart_need, budget_);
   } else {
     state.restart_need = 0;
-    // A restarted iteration (cut short, to run again) is no whole iteration to learn from, nor
-    // is a planned one: its allocations are not those the plain iteration's groups are cut from.
+    // A restarted iteration (cut short, to run again) is no whole iteration to learn from. A
+    // planned one teaches its plan's groups, unless the plans were offered anew while it ran,
+    // or it was the job's first (it made the optimizer's state, which later ones do not).
     ++state.stats.iterations;
     if (state.solo) ++state.stats.solo_iterations;
-    if (state.running_variant == 0) learn(state, report);
+    const auto variant = state.running_variant;
+    if (variant == 0) {
+      learn(state, state.learned.front(), report, true);
+    } else if (variant < state.learned.size()) {
+      if (state.offers == state.offers_at_start && state.stats.iterations > 1)
+        learn(state, state.learned[variant], report, false);
+      else
+        state.learned[variant] = {};
+    }
     state.idle_held = report.held.held_at_end();
   }
   state.running_variant = 0;
@@ -179,46 +206,52 @@ void nodegroup_policy::arrive_at_barrier(job_id job, double now_s) {
   next_step(now_s);
 }
 
-void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
+void nodegroup_policy::learn(job_state& job, learned_groups& learned,
+                             const iteration_report& report, bool plain) {
   // The first iteration makes the optimizer's state, so only later ones repeat each other.
-  if (job.stats.iterations < options_.profile_iterations) return;
+  if (plain && job.stats.iterations < options_.profile_iterations) return;
   const auto& events = report.memory;
   const auto held_at_start = report.held.held_at_start;
   if (events.empty()) {
     // No events from the driver: the iteration is one group, planned from the regions held.
-    job.partition.reset();
+    learned.partition.reset();
     const auto peak = std::max(report.held.peak(), held_at_start);
     const auto end = report.held.held_at_end();
     const auto net = difference(end, held_at_start);
-    job.needs = {
+    learned.needs = {
         {peak - held_at_start, net, net > 0 ? group_kind::allocating : group_kind::freeing}};
-    job.stats.groups = 1;
-    job.calibrated = true;  // nothing gated: the iteration was measured as it will run
+    if (plain) job.stats.groups = 1;
+    learned.calibrated = true;  // nothing gated: the iteration was measured as it will run
     return;
   }
   const auto allocations = static_cast<std::size_t>(std::count_if(
       events.begin(), events.end(), [](const memory_event& e) { return e.bytes > 0; }));
-  if (!job.partition || job.partition->allocations != allocations) {
-    if (job.partition) ++job.stats.repartitions;
-    job.partition = partition_iteration(events, held_at_start,
-                                        {options_.split_bytes, options_.groups_per_phase, 3});
-    job.needs = needs_of(*job.partition);
-    job.stats.groups = job.partition->groups.size();
-    job.stats.allocating_groups = static_cast<std::size_t>(
-        std::count_if(job.partition->groups.begin(), job.partition->groups.end(),
-                      [](const node_group& g) { return g.kind == group_kind::allocating; }));
-    job.stats.split_bytes = job.partition->split_bytes;
+  if (!learned.partition || learned.partition->allocations != allocations) {
+    if (learned.partition && plain) ++job.stats.repartitions;
+    learned.partition = partition_iteration(events, held_at_start,
+                                            {options_.split_bytes, options_.groups_per_phase, 3});
+    learned.needs = needs_of(*learned.partition);
+    if (plain) {
+      const auto& cut = learned.partition->groups;
+      job.stats.groups = cut.size();
+      job.stats.allocating_groups =
+          static_cast<std::size_t>(std::count_if(cut.begin(), cut.end(), [](const node_group& g) {
+            return g.kind == group_kind::allocating;
+          }));
+      job.stats.split_bytes = learned.partition->split_bytes;
+    }
     // The groups' costs were measured without the syncs at their boundaries, which return
-    // emptied regions that the next group must borrow again: one more solo iteration, gated at
-    // the new boundaries, measures them as they will be paid.
-    job.calibrated = false;
+    // emptied regions that the next group must borrow again: one more iteration, gated at the
+    // new boundaries (alone, or a plan's beside the pipeline), measures them as they will be
+    // paid.
+    learned.calibrated = false;
     return;
   }
   // Same sequence: each group's regions as measured this time. Where the driver let the job
   // into a group, what it held then is the group's start: the regions handed back at that
   // barrier are gone by then, and the group must borrow again what it needs (the memory events
   // alone would show the holding from before the sync).
-  const auto& groups = job.partition->groups;
+  const auto& groups = learned.partition->groups;
   std::vector<std::size_t> start(groups.size());
   std::vector<std::size_t> peak(groups.size());
   std::size_t group = 0;
@@ -239,17 +272,17 @@ void nodegroup_policy::learn(job_state& job, const iteration_report& report) {
   if (job.entered_held.size() == groups.size()) start = job.entered_held;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const auto end = g + 1 < groups.size() ? start[g + 1] : report.held.held_at_end();
-    auto& need = job.needs[g];
+    auto& need = learned.needs[g];
     const auto rise = std::max(peak[g], start[g]) - start[g];
     // A larger rise (or net) counts at once; a smaller one halves the excess, so one unusual
     // iteration does not keep the group's plan inflated (which would leave nothing to pair
     // with). Nets vary too: a group may give back a region later in one iteration than in the
     // next, and a plan that counts on the earlier return lets the others over-commit.
-    need.rise = !job.calibrated || rise >= need.rise ? rise : rise + (need.rise - rise) / 2;
+    need.rise = !learned.calibrated || rise >= need.rise ? rise : rise + (need.rise - rise) / 2;
     const auto net = difference(end, start[g]);
-    need.net = !job.calibrated || net >= need.net ? net : net + (need.net - net) / 2;
+    need.net = !learned.calibrated || net >= need.net ? net : net + (need.net - net) / 2;
   }
-  job.calibrated = true;
+  learned.calibrated = true;
 }
 
 bool nodegroup_policy::held_back(job_id id, const job_state& job) const {
@@ -272,7 +305,8 @@ std::size_t nodegroup_policy::others_idle(job_id id) const {
 
 bool nodegroup_policy::needs_solo_fallback(job_id id, const job_state& job) const {
   const auto idle = others_idle(id);
-  const bool plan_fits = idle + held_by(id, job) + need_to_finish(job.needs) <= budget_;
+  const bool plan_fits =
+      idle + held_by(id, job) + need_to_finish(job.learned.front().needs) <= budget_;
   return !plan_fits && idle + job.peak_held <= budget_;
 }
 
@@ -284,8 +318,12 @@ std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) cons
   // The plans that fit beside the others' idle holdings, with their extra time over plain.
   std::vector<std::pair<double, std::size_t>> fitting;
   for (std::size_t k = 1; k < job.variants.size(); ++k) {
-    if (idle + held + as_one_group(job.variants[k], job.built).rise <= budget_)
-      fitting.emplace_back(job.variants[k].seconds - plain_s, k);
+    // A plan whose groups are learned needs what they need to finish, as a plain iteration;
+    // one not yet, its predicted rise, reserved whole.
+    const auto& groups = job.learned[k];
+    const auto need = groups.pipelined() ? need_to_finish(groups.needs)
+                                         : as_one_group(job.variants[k], job.built).rise;
+    if (idle + held + need <= budget_) fitting.emplace_back(job.variants[k].seconds - plain_s, k);
   }
   if (fitting.empty()) return 0;
   const auto [extra, cheapest] = *std::min_element(fitting.begin(), fitting.end());
@@ -296,7 +334,7 @@ std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) cons
   // a job not pipelined yet profiling alone (or, never built, admitted by the shared rule).
   bool alone_fits = false;
   if (pipelined(job)) {
-    if (idle + held + need_to_finish(job.needs) <= budget_) return 0;
+    if (idle + held + need_to_finish(job.learned.front().needs) <= budget_) return 0;
     alone_fits = idle + job.peak_held <= budget_;
   } else if (idle + job.variants.front().peak <= budget_ && (job.built || admits(id))) {
     return 0;  // its plain iteration, as predicted, fits beside the others' idle holdings
@@ -324,6 +362,7 @@ bool nodegroup_policy::admits(job_id newcomer) const {
 }
 
 void nodegroup_policy::next_step(double now_s) {
+  latest_step_s_ = std::max(latest_step_s_, now_s);
   if (!barrier_.is_open()) return;
   // Profiling comes first: a job not yet pipelined runs its iteration alone once nobody is
   // mid-iteration; until then only jobs mid-iteration go on, so that it is not starved. A
@@ -344,7 +383,8 @@ void nodegroup_policy::next_step(double now_s) {
   }
   for (const auto& [id, job] : jobs_) {
     if (job.next_group > 0 || job.beside) anyone_mid_iteration = true;
-    if (job.ready && !pipelined(job) && job.next_group > 0) {
+    // Mid-iteration and not stepping: calibrating its plain groups alone.
+    if (job.ready && stepping(job) == nullptr && job.next_group > 0) {
       solo = &job;
       solo_id = id;
       anyone_mid_iteration = false;
@@ -353,9 +393,9 @@ void nodegroup_policy::next_step(double now_s) {
     if (!job.ready || waiting_to_fit.contains(id) ||
         (solo != nullptr && job.arrival_rank > solo->arrival_rank))
       continue;
-    const bool wants_solo = !plans.contains(id) &&
-                            (!pipelined(job) ? job.built || admits(id)
-                                             : job.next_group == 0 && needs_solo_fallback(id, job));
+    const bool wants_solo =
+        job.next_group == 0 && !plans.contains(id) &&
+        (!pipelined(job) ? job.built || admits(id) : needs_solo_fallback(id, job));
     if (wants_solo) {
       solo = &job;
       solo_id = id;
@@ -370,7 +410,8 @@ void nodegroup_policy::next_step(double now_s) {
         const auto plan = plans.find(id);
         job.chosen = plan == plans.end() ? 0 : plan->second;
       }
-      if (job.next_group == 0 && job.chosen > 0) {
+      // A plan still learning its groups runs beside the steps; one that learned them steps.
+      if (job.next_group == 0 && job.chosen > 0 && !job.learned[job.chosen].pipelined()) {
         job.beside = true;
         job.reserved = held_by(id, job) + as_one_group(job.variants[job.chosen], job.built).rise;
         granted_beside = true;
@@ -398,12 +439,17 @@ void nodegroup_policy::next_step(double now_s) {
     pairing_job entry{id, held_by(id, job), {}, job.next_group, false, job.turn};
     if (job.beside) entry.held = std::max(entry.held, job.reserved);
     if (const auto plan = plans.find(id); plan != plans.end()) {
-      entry.remaining = {as_one_group(job.variants[plan->second], job.built)};
+      const auto& groups = job.learned[plan->second];
+      if (groups.pipelined())
+        entry.remaining = groups.needs;
+      else
+        entry.remaining = {as_one_group(job.variants[plan->second], job.built)};
       entry.ready = job.ready && solo == nullptr;
-    } else if (pipelined(job)) {
-      entry.remaining.assign(job.needs.begin() + static_cast<std::ptrdiff_t>(
-                                                     std::min(job.next_group, job.needs.size())),
-                             job.needs.end());
+    } else if (const auto* groups = stepping(job)) {
+      const auto& needs = groups->needs;
+      entry.remaining.assign(
+          needs.begin() + static_cast<std::ptrdiff_t>(std::min(job.next_group, needs.size())),
+          needs.end());
       entry.ready = job.ready && (solo == nullptr || job.next_group > 0);
     }
     if (waiting_to_fit.contains(id)) entry.ready = false;
@@ -464,9 +510,14 @@ decision nodegroup_policy::may_enter_group(job_id job, std::size_t group, double
 
 std::vector<std::size_t> nodegroup_policy::group_boundaries(job_id job) const {
   const auto found = jobs_.find(job);
-  if (found == jobs_.end() || !found->second.partition || found->second.chosen > 0) return {};
+  if (found == jobs_.end()) return {};
+  // The groups of the way it runs this iteration: plain, or the plan chosen at its start.
+  const auto& state = found->second;
+  const auto& partition =
+      state.learned[state.chosen < state.learned.size() ? state.chosen : 0].partition;
+  if (!partition) return {};
   std::vector<std::size_t> boundaries;
-  const auto& groups = found->second.partition->groups;
+  const auto& groups = partition->groups;
   for (std::size_t g = 1; g < groups.size(); ++g) boundaries.push_back(groups[g].first_allocation);
   return boundaries;
 }
@@ -474,13 +525,35 @@ std::vector<std::size_t> nodegroup_policy::group_boundaries(job_id job) const {
 void nodegroup_policy::offer_variants(job_id job, std::vector<footprint_variant> variants) {
   auto& state = jobs_.at(job);
   state.stats.plans = variants.empty() ? 0 : static_cast<std::int64_t>(variants.size() - 1);
+  // New plans have groups of their own to learn; a plan under way keeps its groups until it
+  // ends, and then forgets them (offers_at_start).
+  ++state.offers;
+  state.learned.resize(std::max<std::size_t>(variants.size(), 1));
+  for (std::size_t k = 1; k < state.learned.size(); ++k) {
+    if (k != state.running_variant) state.learned[k] = {};
+  }
   state.variants.clear();
   for (const auto& v : variants) {
     state.variants.push_back({v.held.held_at_start, v.held.peak(),
                               difference(v.held.held_at_end(), v.held.held_at_start),
                               v.iteration_s > 0 ? v.iteration_s : v.held.duration_s});
   }
-  if (!state.running) state.chosen = 0;
+  if (state.running || state.next_group > 0) return;
+  if (state.granted && state.chosen > 0) {
+    // Granted a plan that is withdrawn before its iteration began: the grant, made for that
+    // plan's needs, goes back, and the next step decides again.
+    state.granted = false;
+    state.ready = true;
+    state.beside = false;
+    state.reserved = 0;
+    state.chosen = 0;
+    --state.stats.groups_run;
+    --grants_;
+    barrier_.remove(job);
+    next_step(latest_step_s_);
+    return;
+  }
+  state.chosen = 0;
 }
 
 std::size_t nodegroup_policy::chosen_variant(job_id job) const {
@@ -497,12 +570,12 @@ nodegroup_job_stats nodegroup_policy::stats(job_id job) const {
 std::optional<iteration_partition> nodegroup_policy::partition_of(job_id job) const {
   const auto found = jobs_.find(job);
   if (found == jobs_.end()) return std::nullopt;
-  return found->second.partition;
+  return found->second.learned.front().partition;
 }
 
 std::vector<group_need> nodegroup_policy::planned_needs(job_id job) const {
   const auto found = jobs_.find(job);
-  return found == jobs_.end() ? std::vector<group_need>{} : found->second.needs;
+  return found == jobs_.end() ? std::vector<group_need>{} : found->second.learned.front().needs;
 }
 
 std::vector<policy_statistic> nodegroup_policy::job_statistics(job_id job) const {
@@ -517,6 +590,7 @@ std::vector<policy_statistic> nodegroup_policy::job_statistics(job_id job) const
           {"barrier_wait_s", s.barrier_wait_s},
           {"plans", static_cast<double>(s.plans)},
           {"planned", static_cast<double>(s.planned)},
+          {"planned_in_steps", static_cast<double>(s.planned_in_steps)},
           {"plan_extra_s", s.plan_extra_s}};
 }
 

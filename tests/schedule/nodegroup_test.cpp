@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include "tandem/common/error.hpp"
 #include "tandem/common/units.hpp"
 #include "tandem/schedule/registry.hpp"
@@ -235,6 +237,97 @@ TEST(NodeGroup, AJobThatWouldRunAloneRunsACheapPlanBesideThePipelineInstead) {
   EXPECT_EQ(policy.planned_needs(0), needs);
   EXPECT_EQ(policy.stats(0).repartitions, 0);
   EXPECT_EQ(policy.chosen_variant(0), 0u);
+}
+
+TEST(NodeGroup, APlanLearnsGroupsOfItsOwnThenStepsThroughThePipeline) {
+  double now = 0;
+  // A plan of job 0 that rises 9 MiB, 0.2 s dearer than plain; plain does not fit beside job
+  // 1's idle 100 MiB under 250 (100 + 100 + 51), the plan does, even beside job 1's peak.
+  auto policy = inflated_pair(250, {variant(41, 1.0), variant(9, 1.2)}, now);
+  const auto plain_needs = policy.planned_needs(0);
+  // Its iteration: two 4 MiB feature maps, then two backward steps that make a 1 MiB
+  // temporary and free a map and the temporary. Cut at a 10 MiB split: one allocating group
+  // up to the peak (+9), one freeing group from the first free on, at allocation 3.
+  iteration_report planned;
+  planned.held.held_at_start = 100 * MiB;
+  std::size_t held = 100 * MiB;
+  for (const std::int64_t mib : {4, 4, 1, -4, -1, 1, -4, -1}) {
+    held = static_cast<std::size_t>(static_cast<std::int64_t>(held) + mib * std::int64_t{MiB});
+    planned.memory.push_back({mib * std::int64_t{MiB}, held});
+    planned.held.steps.push_back({0.0, mib * std::int64_t{MiB}});
+  }
+  // Runs one iteration of job 0 while job 1 runs plain iterations, as a driver would: each
+  // tick ends every running group (job 0's first), and a job at a boundary asks until it may
+  // go on. Returns job 0's group boundaries and whether it ever waited at one.
+  struct run_state {
+    std::size_t groups = 0;  // 0: not started
+    std::size_t group = 0;
+    bool running = false;
+  };
+  std::array<run_state, 2> runs;
+  const auto round = [&]() -> std::pair<std::vector<std::size_t>, bool> {
+    std::vector<std::size_t> boundaries;
+    bool waited_at_a_boundary = false;
+    bool job0_done = false;
+    const auto ask = [&](job_id job) {
+      auto& run = runs[job];
+      if (run.running || (job == 0 && job0_done)) return;
+      const bool first = run.groups == 0;
+      const auto verdict =
+          first ? policy.may_start(job, now) : policy.may_enter_group(job, run.group, now);
+      if (verdict != start) {
+        if (job == 0 && !first) waited_at_a_boundary = true;
+        return;
+      }
+      if (first) {
+        if (job == 0) {
+          EXPECT_EQ(policy.chosen_variant(0), 1u) << "runs its plan";
+        }
+        policy.on_iteration_start(job, now);
+        const auto cut = policy.group_boundaries(job);
+        if (job == 0) boundaries = cut;
+        run.groups = cut.size() + 1;
+      } else {
+        policy.on_group_start(job, run.group, now);
+      }
+      run.running = true;
+    };
+    for (int tick = 0; tick < 100 && !job0_done; ++tick) {
+      ask(0);
+      ask(1);
+      for (const job_id job : {0u, 1u}) {
+        auto& run = runs[job];
+        if (!run.running) continue;
+        run.running = false;
+        if (run.group + 1 < run.groups) {
+          policy.on_group_end(job, run.group++, now += 0.1);
+        } else {
+          run = {};
+          policy.on_iteration_end(job, job == 0 ? planned : iteration(100, 4), now += 0.1);
+          job0_done = job0_done || job == 0;
+        }
+        ask(0);
+        ask(1);
+      }
+    }
+    EXPECT_TRUE(job0_done);
+    return {boundaries, waited_at_a_boundary};
+  };
+  // First run: one group, beside the steps, with its predicted peak reserved.
+  EXPECT_EQ(round(), std::make_pair(std::vector<std::size_t>{}, false));
+  EXPECT_EQ(policy.stats(0).planned_in_steps, 0);
+  // Second: gated at the groups cut from the first, going on at once: it calibrates them.
+  EXPECT_EQ(round(), std::make_pair(std::vector<std::size_t>{3}, false));
+  EXPECT_EQ(policy.stats(0).planned_in_steps, 0);
+  // Third: it steps through the pipeline, waiting at its boundary for job 1's group to end.
+  EXPECT_EQ(round(), std::make_pair(std::vector<std::size_t>{3}, true));
+  EXPECT_EQ(policy.stats(0).planned, 3);
+  EXPECT_EQ(policy.stats(0).planned_in_steps, 1);
+  EXPECT_EQ(policy.planned_needs(0), plain_needs) << "the plain groups learned nothing";
+  EXPECT_EQ(policy.stats(0).repartitions, 0);
+  // New plans are learned anew.
+  policy.offer_variants(0, {variant(41, 1.0), variant(9, 1.2)});
+  EXPECT_EQ(round(), std::make_pair(std::vector<std::size_t>{}, false));
 }
 
 TEST(NodeGroup, APlanDearerThanRunningAloneIsNotChosenAndNoneFitsIsNoneChosen) {

@@ -32,11 +32,14 @@
 // would run alone, as the fallback above, or wait for others to leave; a newcomer's cannot be
 // admitted), it may run its iteration under a plan instead: the cheapest plan whose predicted
 // rise fits beside them, chosen when its extra time is less than what running alone costs the
-// others (a plain iteration each), or whenever running alone cannot fit either. A planned
-// iteration is chosen by the pairing rule as one group, then runs beside the pipeline (outside
-// its steps, so the others' groups go on) with the regions its plan predicts at its peak reserved
-// until it ends. It is not learned from: its allocations are not the plain iteration's, which the
-// groups are cut from.
+// others (a plain iteration each), or whenever running alone cannot fit either. Each plan has
+// groups of its own, learned as the plain iteration's are: its first run is chosen by the
+// pairing rule as one group and runs beside the pipeline (outside its steps, so the others'
+// groups go on) with the regions its plan predicts at its peak reserved until it ends, and is
+// cut into groups; its second runs the same way, gated at those groups' boundaries without
+// waiting, and calibrates them; from its third on it steps through the pipeline like a plain
+// iteration, so its peak meets the others' freeing groups instead of a reservation of its own.
+// A planned iteration is never learned into the plain iteration's groups.
 // Admission: a job not yet built starts (alone) only while the others' holdings leave room for
 // the largest peak among them (admission.hpp, shared with scrooge); meanwhile it holds nobody up.
 // Without it, on the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside
@@ -80,13 +83,14 @@ struct nodegroup_job_stats {
   std::size_t groups = 0;            ///< node groups per iteration (0 before partitioning)
   std::size_t allocating_groups = 0;
   std::size_t split_bytes = 0;
-  std::int64_t groups_run = 0;      ///< group entries granted (iteration starts included)
-  std::int64_t repartitions = 0;    ///< iterations whose allocation sequence changed
-  std::int64_t solo_fallbacks = 0;  ///< iterations run alone: its plan did not fit beside others
-  double barrier_wait_s = 0;        ///< time spent ready at a boundary before its step
-  std::int64_t plans = 0;           ///< footprint plans offered (variants beyond the plain one)
-  std::int64_t planned = 0;         ///< iterations run under a footprint plan
-  double plan_extra_s = 0;          ///< their predicted extra time over plain iterations
+  std::int64_t groups_run = 0;        ///< group entries granted (iteration starts included)
+  std::int64_t repartitions = 0;      ///< iterations whose allocation sequence changed
+  std::int64_t solo_fallbacks = 0;    ///< iterations run alone: its plan did not fit beside others
+  double barrier_wait_s = 0;          ///< time spent ready at a boundary before its step
+  std::int64_t plans = 0;             ///< footprint plans offered (variants beyond the plain one)
+  std::int64_t planned = 0;           ///< iterations run under a footprint plan
+  std::int64_t planned_in_steps = 0;  ///< of them, those that stepped through the pipeline
+  double plan_extra_s = 0;            ///< their predicted extra time over plain iterations
 };
 
 class nodegroup_policy final : public policy,
@@ -142,18 +146,25 @@ class nodegroup_policy final : public policy,
     double seconds = 0;     ///< its iteration alone
   };
 
+  /// One way of running the job's iteration (plain, or a plan) cut into node groups.
+  struct learned_groups {
+    std::optional<iteration_partition> partition;
+    std::vector<group_need> needs;  ///< per group, learned
+    bool calibrated = false;        ///< its needs were measured gated: pipelining may begin
+    [[nodiscard]] bool pipelined() const { return calibrated && !needs.empty(); }
+  };
+
   struct job_state {
     job_info info;
     std::size_t arrival_rank = 0;
     std::size_t turn = 0;  ///< when it last began an iteration, counted in iteration starts
-    std::optional<iteration_partition> partition;
-    std::vector<group_need> needs;  ///< per group, learned
-    std::size_t next_group = 0;     ///< the group it runs next (0: the iteration's start)
-    bool ready = true;              ///< waiting at the boundary of next_group
-    bool granted = false;           ///< in the current step, not yet entered
-    bool running = false;           ///< in the current step
-    bool calibrated = false;        ///< its needs were measured gated: pipelining may begin
-    bool solo = false;              ///< the current step is its profiling iteration
+    /// Per variant offered (0: the plain iteration); always at least the plain one.
+    std::vector<learned_groups> learned = std::vector<learned_groups>(1);
+    std::size_t next_group = 0;  ///< the group it runs next (0: the iteration's start)
+    bool ready = true;           ///< waiting at the boundary of next_group
+    bool granted = false;        ///< in the current step, not yet entered
+    bool running = false;        ///< in the current step
+    bool solo = false;           ///< the current step is its profiling iteration
     double ready_since_s = 0;
     std::vector<std::size_t> entered_held;  ///< this iteration: regions held entering each group
     std::size_t idle_held = 0;              ///< regions held at its last iteration's end
@@ -164,15 +175,22 @@ class nodegroup_policy final : public policy,
     std::size_t running_variant = 0;     ///< the variant of the iteration under way
     bool beside = false;                 ///< a planned iteration under way, beside the pipeline
     std::size_t reserved = 0;            ///< what it may hold until then: its plan's peak
+    std::int64_t offers = 0;             ///< offer_variants calls: a plan run across one is stale
+    std::int64_t offers_at_start = 0;    ///< offers when the iteration under way began
     /// The least an iteration of it needs, from one that had to restart (the whole budget after
     /// a restart that got no further); 0 once an iteration runs whole.
     std::size_t restart_need = 0;
     nodegroup_job_stats stats;
   };
 
-  [[nodiscard]] bool pipelined(const job_state& job) const;
+  /// Its plain iteration steps through the pipeline.
+  [[nodiscard]] static bool pipelined(const job_state& job);
+  /// The groups the job steps through from its next boundary: mid-iteration, those of the
+  /// variant under way; at its start, the plain iteration's. Null where it would not step.
+  [[nodiscard]] static const learned_groups* stepping(const job_state& job);
   void arrive_at_barrier(job_id job, double now_s);
-  void learn(job_state& job, const iteration_report& report);
+  /// Learns `groups` from an iteration run that way; `plain` keeps the job's statistics.
+  void learn(job_state& job, learned_groups& groups, const iteration_report& report, bool plain);
   /// A pipelined job whose planned iteration cannot fit beside the others' idle holdings, but
   /// whose largest measured holding would: it runs alone rather than starve.
   [[nodiscard]] bool needs_solo_fallback(job_id id, const job_state& job) const;
@@ -204,7 +222,8 @@ class nodegroup_policy final : public policy,
   std::size_t arrivals_ = 0;
   std::size_t iteration_starts_ = 0;
   std::size_t forced_steps_ = 0;
-  std::size_t grants_ = 0;  ///< group entries granted over all steps
+  std::size_t grants_ = 0;    ///< group entries granted over all steps
+  double latest_step_s_ = 0;  ///< when a step was last chosen (offer_variants has no clock)
 };
 
 /// nodegroup in the registry (registry.hpp).
