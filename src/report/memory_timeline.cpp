@@ -14,6 +14,7 @@
 
 #include "tandem/common/csv.hpp"
 #include "tandem/common/error.hpp"
+#include "tandem/common/names.hpp"
 
 namespace tandem::report {
 namespace {
@@ -23,6 +24,13 @@ constexpr std::string_view run_header =
 constexpr std::string_view sim_header = "time_s,job,event,held_bytes";
 constexpr std::array<const char*, 5> run_kinds{"unknown", "persistent", "feature_map", "gradient",
                                                "temporary"};
+
+/// The first few of `jobs`, for a message.
+std::string listed_jobs(const std::vector<std::string>& jobs) {
+  constexpr std::size_t shown = 8;
+  if (jobs.size() <= shown) return join_names(jobs);
+  return join_names({jobs.begin(), jobs.begin() + shown}) + ", ...";
+}
 
 [[noreturn]] void refuse(const std::string& source, std::size_t line, const std::string& why) {
   TANDEM_FAIL(config_error, "cannot read the timeline '" + source + "', line " +
@@ -79,6 +87,9 @@ timeline_reader::timeline_reader(std::string source, const std::vector<std::stri
   for (const auto& name : job_order) {
     if (index_.emplace(name, timeline_.jobs.size()).second) timeline_.jobs.push_back(name);
   }
+  only_listed_jobs_ =
+      !job_order.empty() && std::none_of(job_order.begin(), job_order.end(),
+                                         [](const std::string& name) { return name.empty(); });
   state_.resize(timeline_.jobs.size());
   job_sum_.resize(timeline_.jobs.size());
   job_held_.resize(timeline_.jobs.size());
@@ -163,6 +174,12 @@ void timeline_reader::add_line(std::string_view raw) {
   const std::size_t name_end = fields.size() - numbers - 1;
   std::string name = fields[1];
   for (std::size_t i = 2; i < name_end; ++i) name += "," + fields[i];
+  if (only_listed_jobs_ && !index_.contains(name)) {
+    refuse(source_, line_,
+           "a row of job '" + name.substr(0, 120) + "', which the results do not have (" +
+               std::to_string(timeline_.jobs.size()) + " jobs: " + listed_jobs(timeline_.jobs) +
+               "); give the timeline of the run whose results these are");
+  }
   const auto [it, added] = index_.emplace(name, timeline_.jobs.size());
   if (added) {
     timeline_.jobs.push_back(name);

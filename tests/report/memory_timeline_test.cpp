@@ -252,6 +252,22 @@ TEST(MemoryTimeline, RefusesRowsThatNoRunOfTheseResultsWrote) {
             std::string::npos);
 }
 
+TEST(MemoryTimeline, RefusesAJobTheResultsDoNotHave) {
+  const auto csv = std::string(sim_header) + "0,a,s,5\n0.5,c,s,6\n";
+  try {
+    static_cast<void>(read(csv, 1.0, 4, {"a", "b"}));
+    ADD_FAILURE() << "a timeline of job c was drawn beside results of a and b";
+  } catch (const config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3: a row of job 'c', which the results do not "
+                                         "have (2 jobs: a, b); give the timeline of the run"),
+              std::string::npos)
+        << e.what();
+  }
+  // An unnamed job's rows name its number; without results every job is read.
+  EXPECT_EQ(read(csv, 1.0, 4, {"a", ""}).jobs, (std::vector<std::string>{"a", "", "c"}));
+  EXPECT_EQ(read(csv, 1.0, 4).jobs, (std::vector<std::string>{"a", "c"}));
+}
+
 TEST(MemoryTimeline, JsonListsChangesOnly) {
   const auto t = read(std::string(sim_header) + "0.1,a,s,300\n2.2,a,return,0\n", 3.0, 6);
   const auto json = to_json(t);

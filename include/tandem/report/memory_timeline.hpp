@@ -67,8 +67,10 @@ struct memory_timeline {
 /// there are exactly `buckets` over [0, end_hint_s].
 class timeline_reader {
  public:
-  /// `source` names the CSV in messages; `job_order` gives the jobs' order (the results'); jobs
-  /// the CSV names beyond them follow in order of appearance.
+  /// `source` names the CSV in messages; `job_order` gives the jobs' order (the results'). A row
+  /// naming a job beyond them is refused (the timeline of another run), unless the list is
+  /// empty or holds an unnamed job (whose rows name its number): such jobs follow in order of
+  /// appearance.
   timeline_reader(std::string source, const std::vector<std::string>& job_order,
                   double end_hint_s = 0, std::size_t buckets = 1500);
 
@@ -106,6 +108,7 @@ class timeline_reader {
   bool header_seen_ = false;
   memory_timeline timeline_;
   std::unordered_map<std::string, std::size_t> index_;
+  bool only_listed_jobs_ = false;
   double last_s_ = 0;
   std::vector<std::array<std::size_t, 5>> state_;  ///< every job's latest row
   std::vector<std::size_t> job_sum_;
