@@ -1,5 +1,7 @@
 #include "tandem/memory/out_of_memory.hpp"
 
+#include <algorithm>
+
 #include "tandem/common/units.hpp"
 
 namespace tandem::memory {
@@ -20,10 +22,15 @@ std::string oom_report::describe() const {
     text += ", partition of " + format_bytes(job_limit) +
             " (a static partition: a larger share or another policy would help)";
   }
+  // What could be taken is what both the budget and the free regions leave; the regions alone
+  // describe the capacity, most of which a tight budget puts out of reach.
+  const auto budget_left = budget > pool_reserved_bytes ? budget - pool_reserved_bytes : 0;
+  const auto free_bytes = std::min(budget_left, free_regions * region_size);
+  const auto run_bytes = std::min(largest_free_run_bytes, free_bytes);
   text += "\n  pool: " + format_bytes(pool_reserved_bytes) + " of the " + format_bytes(budget) +
-          " budget held by jobs (capacity " + format_bytes(capacity) + "), " +
-          std::to_string(free_regions) + " free regions of " + format_bytes(region_size) +
-          ", largest contiguous free run " + format_bytes(largest_free_run_bytes);
+          " budget held by jobs (capacity " + format_bytes(capacity) + "); " +
+          format_bytes(free_bytes) + " free within the budget in regions of " +
+          format_bytes(region_size) + ", the largest contiguous run " + format_bytes(run_bytes);
   if (pool_reserved_bytes <= job_reserved_bytes) {
     // No other job held any of the budget: staggering jobs cannot help, shrinking this one can.
     text +=
@@ -35,8 +42,8 @@ std::string oom_report::describe() const {
         "\n  to fix: raise the budget (--budget), lower the batch size, or run fewer jobs at once "
         "(a policy that staggers their peaks)";
   }
-  if (requested_bytes > region_size && largest_free_run_bytes < requested_bytes &&
-      free_regions * region_size >= requested_bytes) {
+  if (requested_bytes > region_size && run_bytes < requested_bytes &&
+      free_bytes >= requested_bytes) {
     text += "; the free regions are not contiguous: a larger region size helps";
   }
   return text;

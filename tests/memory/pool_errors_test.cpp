@@ -131,6 +131,8 @@ TEST(PoolLimits, OutOfMemorySaysWhetherTheJobAloneExceedsTheBudget) {
   const auto alone = message(a);
   EXPECT_NE(alone.find("the job alone needs more than the budget"), std::string::npos) << alone;
   EXPECT_NE(alone.find("footprint planner"), std::string::npos) << alone;
+  // What is free is what the budget leaves, not the capacity's 56 MiB of free regions.
+  EXPECT_NE(alone.find("8.00 MiB free within the budget"), std::string::npos) << alone;
   // b's request fails because of a's memory: staggering them can.
   const auto beside = message(b);
   EXPECT_NE(beside.find("run fewer jobs at once"), std::string::npos) << beside;
