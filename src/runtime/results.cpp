@@ -370,10 +370,14 @@ void print_table(const run_result& result, std::ostream& out) {
             << "its operations read " << format_bytes(f.host_read_bytes)
             << " of them in host memory instead of failing\n";
       }
-      if (f.planned_iterations == 0) {
+      if (f.planned_iterations == 0 && job.status == job_status::completed) {
         out << "  " << job.name
             << ": no iteration ran under the plan (a planned job needs 5 iterations: warm-up, "
                "recorded, settling, vanilla reference, planned)\n";
+      } else if (f.planned_iterations == 0) {
+        out << "  " << job.name << ": no iteration ran under the plan (the job "
+            << (job.status == job_status::stopped ? "was stopped" : "failed")
+            << " before its first planned iteration)\n";
       }
     }
   }

@@ -106,6 +106,25 @@ TEST(Results, TableShowsEveryJobAndWhyOneFailed) {
   EXPECT_NE(text.find("1 of 2 jobs failed"), std::string::npos) << text;
 }
 
+TEST(Results, APlannedJobWithoutAPlannedIterationSaysWhy) {
+  auto run = sample();
+  run.jobs[0].footprint = footprint_result{};
+  run.jobs[0].footprint->planner = "tensile";
+  const auto table = [&] {
+    std::ostringstream out;
+    print_table(run, out);
+    return out.str();
+  };
+  EXPECT_NE(table().find("resnet: no iteration ran under the plan (a planned job needs 5"),
+            std::string::npos)
+      << table();
+  run.jobs[0].status = job_status::stopped;
+  EXPECT_NE(table().find("resnet: no iteration ran under the plan (the job was stopped before "
+                         "its first planned iteration)"),
+            std::string::npos)
+      << table();
+}
+
 TEST(Results, PercentilesAreNearestRank) {
   // 1..20 shuffled: the p-th percentile is the ceil(p/100 * 20)-th smallest.
   const std::vector<double> values{7,  3, 20, 1, 14, 9, 2,  18, 5,  11,
