@@ -129,6 +129,10 @@ void nodegroup_policy::on_iteration_start(job_id job, double now_s) {
   state.turn = ++iteration_starts_;
   state.running_variant = state.chosen < state.variants.size() ? state.chosen : 0;
   state.offers_at_start = state.offers;
+  state.last_rise = state.running_variant > 0 ? plan_need(state, state.running_variant)
+                    : pipelined(state)
+                        ? need_to_finish(state.learned.front().needs)
+                        : state.peak_held - std::min(state.peak_held, state.idle_held);
   if (state.running_variant > 0) {
     ++state.stats.planned;
     if (state.learned[state.running_variant].pipelined()) ++state.stats.planned_in_steps;
@@ -179,10 +183,13 @@ void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& repo
     if (variant == 0) {
       learn(state, state.learned.front(), report, true);
     } else if (variant < state.learned.size()) {
-      if (state.offers == state.offers_at_start && state.stats.iterations > 1)
-        learn(state, state.learned[variant], report, false);
-      else
-        state.learned[variant] = {};
+      auto& learned = state.learned[variant];
+      if (state.offers != state.offers_at_start || state.stats.iterations <= 1) {
+        learned = {};
+      } else {
+        learned.measured_s = report.end_s - report.start_s;
+        learn(state, learned, report, false);
+      }
     }
     state.idle_held = report.held.held_at_end();
   }
@@ -315,21 +322,59 @@ std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) cons
   const auto idle = others_idle(id);
   const auto held = held_by(id, job);
   const double plain_s = job.variants.front().seconds;
-  // The plans that fit beside the others' idle holdings, with their extra time over plain.
-  std::vector<std::pair<double, std::size_t>> fitting;
+  // The plans that fit beside the others' idle holdings: their extra time over plain, and what
+  // they need above what the job holds.
+  struct fitting_plan {
+    double extra_s;
+    std::size_t variant;
+    std::size_t need;
+    auto operator<=>(const fitting_plan&) const = default;
+  };
+  std::vector<fitting_plan> fitting;
   for (std::size_t k = 1; k < job.variants.size(); ++k) {
-    // A plan whose groups are learned needs what they need to finish, as a plain iteration;
-    // one not yet, its predicted rise, reserved whole.
-    const auto& groups = job.learned[k];
-    const auto need = groups.pipelined() ? need_to_finish(groups.needs)
-                                         : as_one_group(job.variants[k], job.built).rise;
-    if (idle + held + need <= budget_) fitting.emplace_back(job.variants[k].seconds - plain_s, k);
+    const auto need = plan_need(job, k);
+    if (idle + held + need <= budget_)
+      fitting.push_back({job.variants[k].seconds - plain_s, k, need});
   }
   if (fitting.empty()) return 0;
-  const auto [extra, cheapest] = *std::min_element(fitting.begin(), fitting.end());
+  // Running alone costs every other job a plain iteration of this one's; a plan costs this job
+  // its extra time.
+  const double alone_cost = plain_s * static_cast<double>(jobs_.size() - 1);
+  const auto cheapest = *std::min_element(fitting.begin(), fitting.end());
+  // A plan that fits only beside the others' idle holdings runs while they are between
+  // iterations, one after the other as running alone would. One within the job's share of the
+  // room left above every job's holding runs side by side with them: its share is what the
+  // others' latest iterations left of that room, or, where they left less, an equal part of it
+  // (so that jobs choosing at once do not each count on the others' room). The cheapest such
+  // plan is taken where its extra time is below the cheapest plan's plus that wait, and, once
+  // an iteration of it has run beside the others, where that iteration took less than the
+  // jobs' iterations one after the other would (side by side they share the device, so two
+  // iterations at once may take longer than one each after the other: BERT-base x2 at 3.83 GiB
+  // on a simulated V100 lost a third of its throughput to a plan 77% dearer).
+  const auto room = budget_ > idle + held ? budget_ - idle - held : 0;
+  std::size_t others_rise = 0;
+  std::size_t sharing = 1;
+  for (const auto& [other, state] : jobs_) {
+    if (other == id || !state.built) continue;
+    others_rise += state.last_rise;
+    ++sharing;
+  }
+  const auto share = std::max(room / sharing, room > others_rise ? room - others_rise : 0);
+  std::optional<fitting_plan> side_by_side;
+  for (const auto& plan : fitting) {
+    const auto measured_s = job.learned[plan.variant].measured_s;
+    const bool pays =
+        measured_s == 0 ||
+        measured_s < static_cast<double>(sharing) * (plain_s + std::max(cheapest.extra_s, 0.0));
+    if (plan.need <= share && pays && (!side_by_side || plan < *side_by_side)) side_by_side = plan;
+  }
+  const auto chosen_plan = side_by_side && side_by_side->extra_s < cheapest.extra_s + alone_cost
+                               ? *side_by_side
+                               : cheapest;
+  const auto extra = chosen_plan.extra_s;
   // A plan faster than the plain iteration (one slowed by passive swapping, as measured where
   // it did not fit) is taken whenever it fits.
-  if (extra < 0) return cheapest;
+  if (extra < 0) return chosen_plan.variant;
   // Otherwise the plain way on, where it can: a pipelined job's groups paired with the others',
   // a job not pipelined yet profiling alone (or, never built, admitted by the shared rule).
   bool alone_fits = false;
@@ -339,11 +384,16 @@ std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) cons
   } else if (idle + job.variants.front().peak <= budget_ && (job.built || admits(id))) {
     return 0;  // its plain iteration, as predicted, fits beside the others' idle holdings
   }
-  // Running alone costs every other job a plain iteration of this one's; a plan costs this job
-  // its extra time. Where running alone cannot fit, any plan that fits beats waiting for others
-  // to leave.
-  const double alone_cost = plain_s * static_cast<double>(jobs_.size() - 1);
-  return !alone_fits || extra < alone_cost ? cheapest : 0;
+  // Where running alone cannot fit, any plan that fits beats waiting for others to leave.
+  return !alone_fits || extra < alone_cost ? chosen_plan.variant : 0;
+}
+
+std::size_t nodegroup_policy::plan_need(const job_state& job, std::size_t variant) {
+  // A plan whose groups are learned needs what they need to finish, as a plain iteration; one
+  // not yet, its predicted rise, reserved whole.
+  const auto& groups = job.learned[variant];
+  return groups.pipelined() ? need_to_finish(groups.needs)
+                            : as_one_group(job.variants[variant], job.built).rise;
 }
 
 bool nodegroup_policy::admits(job_id newcomer) const {

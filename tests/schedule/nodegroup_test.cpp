@@ -239,15 +239,89 @@ TEST(NodeGroup, AJobThatWouldRunAloneRunsACheapPlanBesideThePipelineInstead) {
   EXPECT_EQ(policy.chosen_variant(0), 0u);
 }
 
-TEST(NodeGroup, APlanLearnsGroupsOfItsOwnThenStepsThroughThePipeline) {
-  double now = 0;
-  // A plan of job 0 that rises 9 MiB, 0.2 s dearer than plain; plain does not fit beside job
-  // 1's idle 100 MiB under 250 (100 + 100 + 51), the plan does, even beside job 1's peak.
-  auto policy = inflated_pair(250, {variant(41, 1.0), variant(9, 1.2)}, now);
-  const auto plain_needs = policy.planned_needs(0);
-  // Its iteration: two 4 MiB feature maps, then two backward steps that make a 1 MiB
-  // temporary and free a map and the temporary. Cut at a 10 MiB split: one allocating group
-  // up to the peak (+9), one freeing group from the first free on, at allocation 3.
+/// Drives job 0 and job 1 (plain iterations of `iteration(100, 4)`) as a driver would: each tick
+/// ends every running group (job 0's first), and a job at a boundary asks until it may go on.
+class pair_driver {
+ public:
+  pair_driver(nodegroup_policy& policy, double& now) : policy_(policy), now_(now) {}
+
+  struct job0_iteration {
+    std::size_t variant = 0;
+    std::vector<std::size_t> boundaries;
+    bool waited_at_a_boundary = false;
+  };
+
+  /// Runs until job 0 has ended one iteration, reported as `report` (its start and end set
+  /// here, the end `extra_s` after its last tick), and says how it ran.
+  job0_iteration run_job0(iteration_report report, double extra_s = 0) {
+    job0_iteration ran;
+    bool done = false;
+    const auto ask = [&](job_id job) {
+      auto& run = runs_[job];
+      if (run.running || (job == 0 && done)) return;
+      const bool first = run.groups == 0;
+      const auto verdict =
+          first ? policy_.may_start(job, now_) : policy_.may_enter_group(job, run.group, now_);
+      if (verdict != start) {
+        if (job == 0 && !first) ran.waited_at_a_boundary = true;
+        return;
+      }
+      if (first) {
+        if (job == 0) {
+          ran.variant = policy_.chosen_variant(0);
+          report.start_s = now_;
+        }
+        policy_.on_iteration_start(job, now_);
+        const auto cut = policy_.group_boundaries(job);
+        if (job == 0) ran.boundaries = cut;
+        run.groups = cut.size() + 1;
+      } else {
+        policy_.on_group_start(job, run.group, now_);
+      }
+      run.running = true;
+    };
+    for (int tick = 0; tick < 100 && !done; ++tick) {
+      ask(0);
+      ask(1);
+      for (const job_id job : {0u, 1u}) {
+        auto& run = runs_[job];
+        if (!run.running) continue;
+        run.running = false;
+        if (run.group + 1 < run.groups) {
+          policy_.on_group_end(job, run.group++, now_ += 0.1);
+        } else if (job == 0) {
+          run = {};
+          report.end_s = (now_ += 0.1 + extra_s);
+          policy_.on_iteration_end(0, report, now_);
+          done = true;
+        } else {
+          run = {};
+          policy_.on_iteration_end(1, iteration(100, 4), now_ += 0.1);
+        }
+        ask(0);
+        ask(1);
+      }
+    }
+    EXPECT_TRUE(done);
+    return ran;
+  }
+
+ private:
+  struct run_state {
+    std::size_t groups = 0;  // 0: not started
+    std::size_t group = 0;
+    bool running = false;
+  };
+  nodegroup_policy& policy_;
+  double& now_;
+  std::array<run_state, 2> runs_;
+};
+
+/// Job 0's iteration under a plan that rises 9 MiB above its 100 MiB: two 4 MiB feature maps,
+/// then two backward steps that make a 1 MiB temporary and free a map and the temporary. Cut
+/// at a 10 MiB split: one allocating group up to the peak (+9), one freeing group from the
+/// first free on, at allocation 3.
+iteration_report planned_iteration() {
   iteration_report planned;
   planned.held.held_at_start = 100 * MiB;
   std::size_t held = 100 * MiB;
@@ -256,62 +330,21 @@ TEST(NodeGroup, APlanLearnsGroupsOfItsOwnThenStepsThroughThePipeline) {
     planned.memory.push_back({mib * std::int64_t{MiB}, held});
     planned.held.steps.push_back({0.0, mib * std::int64_t{MiB}});
   }
-  // Runs one iteration of job 0 while job 1 runs plain iterations, as a driver would: each
-  // tick ends every running group (job 0's first), and a job at a boundary asks until it may
-  // go on. Returns job 0's group boundaries and whether it ever waited at one.
-  struct run_state {
-    std::size_t groups = 0;  // 0: not started
-    std::size_t group = 0;
-    bool running = false;
-  };
-  std::array<run_state, 2> runs;
-  const auto round = [&]() -> std::pair<std::vector<std::size_t>, bool> {
-    std::vector<std::size_t> boundaries;
-    bool waited_at_a_boundary = false;
-    bool job0_done = false;
-    const auto ask = [&](job_id job) {
-      auto& run = runs[job];
-      if (run.running || (job == 0 && job0_done)) return;
-      const bool first = run.groups == 0;
-      const auto verdict =
-          first ? policy.may_start(job, now) : policy.may_enter_group(job, run.group, now);
-      if (verdict != start) {
-        if (job == 0 && !first) waited_at_a_boundary = true;
-        return;
-      }
-      if (first) {
-        if (job == 0) {
-          EXPECT_EQ(policy.chosen_variant(0), 1u) << "runs its plan";
-        }
-        policy.on_iteration_start(job, now);
-        const auto cut = policy.group_boundaries(job);
-        if (job == 0) boundaries = cut;
-        run.groups = cut.size() + 1;
-      } else {
-        policy.on_group_start(job, run.group, now);
-      }
-      run.running = true;
-    };
-    for (int tick = 0; tick < 100 && !job0_done; ++tick) {
-      ask(0);
-      ask(1);
-      for (const job_id job : {0u, 1u}) {
-        auto& run = runs[job];
-        if (!run.running) continue;
-        run.running = false;
-        if (run.group + 1 < run.groups) {
-          policy.on_group_end(job, run.group++, now += 0.1);
-        } else {
-          run = {};
-          policy.on_iteration_end(job, job == 0 ? planned : iteration(100, 4), now += 0.1);
-          job0_done = job0_done || job == 0;
-        }
-        ask(0);
-        ask(1);
-      }
-    }
-    EXPECT_TRUE(job0_done);
-    return {boundaries, waited_at_a_boundary};
+  return planned;
+}
+
+TEST(NodeGroup, APlanLearnsGroupsOfItsOwnThenStepsThroughThePipeline) {
+  double now = 0;
+  // A plan of job 0 that rises 9 MiB, 0.2 s dearer than plain; plain does not fit beside job
+  // 1's idle 100 MiB under 250 (100 + 100 + 51), the plan does, even beside job 1's peak.
+  auto policy = inflated_pair(250, {variant(41, 1.0), variant(9, 1.2)}, now);
+  const auto plain_needs = policy.planned_needs(0);
+  const auto planned = planned_iteration();
+  pair_driver driver(policy, now);
+  const auto round = [&] {
+    const auto ran = driver.run_job0(planned);
+    EXPECT_EQ(ran.variant, 1u) << "runs its plan";
+    return std::make_pair(ran.boundaries, ran.waited_at_a_boundary);
   };
   // First run: one group, beside the steps, with its predicted peak reserved.
   EXPECT_EQ(round(), std::make_pair(std::vector<std::size_t>{}, false));
@@ -328,6 +361,25 @@ TEST(NodeGroup, APlanLearnsGroupsOfItsOwnThenStepsThroughThePipeline) {
   // New plans are learned anew.
   policy.offer_variants(0, {variant(41, 1.0), variant(9, 1.2)});
   EXPECT_EQ(round(), std::make_pair(std::vector<std::size_t>{}, false));
+}
+
+TEST(NodeGroup, APlanWithinItsShareOfTheRoomIsChosenUntilItRunsSlowerThanTakingTurns) {
+  double now = 0;
+  // Room above both jobs' 100 MiB under 250: 50 MiB; job 1's plain iteration needs 41, so job
+  // 0's share is half the room, 25. A free plan rising 30 fits beside job 1's idle holding
+  // only: it would take turns with job 1. A plan rising 9 fits beside job 1's peak and costs
+  // 0.3 s more, less than the plain iteration (1 s) that taking turns costs job 1.
+  auto policy = inflated_pair(250, {variant(41, 1.0), variant(30, 1.0), variant(9, 1.3)}, now);
+  pair_driver driver(policy, now);
+  const auto planned = planned_iteration();
+  EXPECT_EQ(driver.run_job0(planned).variant, 2u);
+  // It learns the plan's groups in 3 iterations and keeps it while side by side it takes less
+  // than 2 x 1 s, the two jobs' iterations one after the other.
+  EXPECT_EQ(driver.run_job0(planned, 1.5).variant, 2u);
+  EXPECT_EQ(driver.run_job0(planned).variant, 2u);
+  // Once one of its iterations took longer than taking turns would, the free plan is taken.
+  EXPECT_EQ(driver.run_job0(planned, 2.5).variant, 2u);
+  EXPECT_EQ(driver.run_job0(planned).variant, 1u);
 }
 
 TEST(NodeGroup, APlanDearerThanRunningAloneIsNotChosenAndNoneFitsIsNoneChosen) {

@@ -39,7 +39,12 @@
 // cut into groups; its second runs the same way, gated at those groups' boundaries without
 // waiting, and calibrates them; from its third on it steps through the pipeline like a plain
 // iteration, so its peak meets the others' freeing groups instead of a reservation of its own.
-// A planned iteration is never learned into the plain iteration's groups.
+// A planned iteration is never learned into the plain iteration's groups. Of the plans that fit,
+// the cheapest runs while the others are between iterations (taking turns with them); a dearer
+// one within the job's share of the room above every job's holding (what the others' latest
+// iterations left of it, or an equal part) runs beside their peaks, and is chosen where its
+// extra time is below a plain iteration per other job, until one of its iterations took longer
+// than the jobs' iterations one after the other would.
 // Admission: a job not yet built starts (alone) only while the others' holdings leave room for
 // the largest peak among them (admission.hpp, shared with scrooge); meanwhile it holds nobody up.
 // Without it, on the simulator's 100-job trace, newcomers' solo iterations ran out of memory beside
@@ -151,6 +156,7 @@ class nodegroup_policy final : public policy,
     std::optional<iteration_partition> partition;
     std::vector<group_need> needs;  ///< per group, learned
     bool calibrated = false;        ///< its needs were measured gated: pipelining may begin
+    double measured_s = 0;  ///< a plan's latest iteration took, waits included (0: none yet)
     [[nodiscard]] bool pipelined() const { return calibrated && !needs.empty(); }
   };
 
@@ -177,6 +183,7 @@ class nodegroup_policy final : public policy,
     std::size_t reserved = 0;            ///< what it may hold until then: its plan's peak
     std::int64_t offers = 0;             ///< offer_variants calls: a plan run across one is stale
     std::int64_t offers_at_start = 0;    ///< offers when the iteration under way began
+    std::size_t last_rise = 0;  ///< what its latest iteration was to need above its holding
     /// The least an iteration of it needs, from one that had to restart (the whole budget after
     /// a restart that got no further); 0 once an iteration runs whole.
     std::size_t restart_need = 0;
@@ -200,6 +207,8 @@ class nodegroup_policy final : public policy,
   /// A pipelined job at its iteration's start whose plain iteration cannot fit beside the
   /// others' idle holdings: the plan it runs instead (0: none fits, or running alone is cheaper).
   [[nodiscard]] std::size_t plan_instead(job_id id, const job_state& job) const;
+  /// What a plan of the job needs above what it holds as its iteration starts.
+  [[nodiscard]] static std::size_t plan_need(const job_state& job, std::size_t variant);
   /// What the others hold between their iterations.
   [[nodiscard]] std::size_t others_idle(job_id id) const;
   /// A job whose iteration restarted, needing more than fits beside what the others hold
