@@ -382,6 +382,29 @@ TEST(NodeGroup, APlanWithinItsShareOfTheRoomIsChosenUntilItRunsSlowerThanTakingT
   EXPECT_EQ(driver.run_job0(planned).variant, 1u);
 }
 
+TEST(NodeGroup, APlainIterationThatSwappedOnDemandCostsWhatItTook) {
+  nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
+  double now = 0;
+  policy.on_arrival(job_info::make(0, "a", 0), now);
+  for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
+  policy.offer_variants(0, {variant(41, 1.0), variant(5, 1.2)});
+  // Plain fits and is offered at 1 s: the plan, 0.2 s dearer, is not taken.
+  auto plain = iteration(100, 4);
+  plain.start_s = now;
+  plain.end_s = now + 1.0;
+  run_iteration(policy, 0, plain, now);
+  ASSERT_EQ(policy.may_start(0, now), start);
+  EXPECT_EQ(policy.chosen_variant(0), 0u);
+  // One that had to swap on demand took 3 s: the plan is now the cheaper way.
+  auto swapped = iteration(100, 4);
+  swapped.start_s = now;
+  swapped.end_s = now + 3.0;
+  swapped.swapped_on_demand_bytes = MiB;
+  run_iteration(policy, 0, swapped, now);
+  ASSERT_EQ(policy.may_start(0, now), start);
+  EXPECT_EQ(policy.chosen_variant(0), 1u);
+}
+
 TEST(NodeGroup, APlanDearerThanRunningAloneIsNotChosenAndNoneFitsIsNoneChosen) {
   double now = 0;
   auto dear = inflated_pair(250, {variant(41, 1.0), variant(5, 3.0)}, now);  // 2 s dearer

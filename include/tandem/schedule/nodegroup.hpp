@@ -149,6 +149,7 @@ class nodegroup_policy final : public policy,
     std::size_t peak = 0;   ///< the most held during it
     std::int64_t net = 0;   ///< held at its end less `start`
     double seconds = 0;     ///< its iteration alone
+    double cost_s = 0;      ///< what it costs: `seconds`, or what it took swapping on demand
   };
 
   /// One way of running the job's iteration (plain, or a plan) cut into node groups.
