@@ -195,7 +195,8 @@ void nodegroup_policy::on_iteration_end(job_id job, const iteration_report& repo
     // what it took, copies included, until an iteration of it runs without (as under scrooge):
     // a plain VGG-16 beside two idle jobs took 2.4 s against 0.24 s offered, every iteration,
     // while its plan was never weighed against that.
-    if (variant < state.variants.size()) {
+    if (variant < state.variants.size() &&
+        (variant == 0 || state.offers == state.offers_at_start)) {
       auto& way = state.variants[variant];
       way.cost_s = report.swapped_on_demand_bytes > 0
                        ? std::max(way.seconds, report.end_s - report.start_s)
