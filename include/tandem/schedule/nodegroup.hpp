@@ -30,9 +30,11 @@
 // Footprint plans (chooses_footprint.hpp; `[policy] planner = ...`): where a job's plain
 // iteration cannot go on (a pipelined job's cannot fit beside the others' idle holdings, so it
 // would run alone, as the fallback above, or wait for others to leave; a newcomer's cannot be
-// admitted), it may run its iteration under a plan instead: the cheapest plan whose predicted
-// rise fits beside them, chosen when its extra time is less than what running alone costs the
-// others (a plain iteration each), or whenever running alone cannot fit either. Each plan has
+// admitted), it may run its iteration under a plan instead: a plan whose predicted rise fits
+// beside them (which one: below), chosen when its extra time is less than what running alone
+// costs the others (a plain iteration each), or whenever running alone cannot fit either; and
+// whenever it is quicker than the plain iteration, which costs what it took where it swapped on
+// demand (as under scrooge) until one runs without. Each plan has
 // groups of its own, learned as the plain iteration's are: its first run is chosen by the
 // pairing rule as one group and runs beside the pipeline (outside its steps, so the others'
 // groups go on) with the regions its plan predicts at its peak reserved until it ends, and is
