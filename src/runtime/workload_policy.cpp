@@ -121,13 +121,16 @@ schedule::policy_context policy_context_of(const workload& spec, const policy_ov
   return context;
 }
 
+void require_known_policy(const std::string& name, const std::vector<std::string>& known) {
+  if (std::find(known.begin(), known.end(), name) == known.end()) {
+    throw config_error("unknown policy '" + name + "'" + suggest_name(name, known) +
+                       " (known: " + join_names(known) + ")");
+  }
+}
+
 void validate_policy(const workload& spec, const policy_overrides& overrides) {
   const auto name = policy_name(spec, overrides);
-  const auto& known_policies = schedule::policy_names();
-  if (std::find(known_policies.begin(), known_policies.end(), name) == known_policies.end()) {
-    throw config_error("unknown policy '" + name + "'" + suggest_name(name, known_policies) +
-                       " (known: " + join_names(known_policies) + ")");
-  }
+  require_known_policy(name, schedule::policy_names());
   // The workload's policy options belong to its policy: a --policy override ignores them.
   if (!overrides.policy || *overrides.policy == spec.policy.name) {
     const auto policy_options = schedule::policy_option_names(name);

@@ -478,13 +478,9 @@ void validate_simulation(const runtime::workload& spec, const sim_setup& setup) 
   if (setup.batch_size) {
     for (auto& job : checked.jobs) job.batch_size = *setup.batch_size;
   }
-  // Named here, where mps-um is known too: the shared check lists only the runtime's policies.
-  const auto name = runtime::policy_name(spec, setup.overrides);
-  if (const auto known = simulated_policy_names();
-      std::find(known.begin(), known.end(), name) == known.end()) {
-    throw config_error("unknown policy '" + name + "'" + suggest_name(name, known) +
-                       " (known: " + join_names(known) + ")");
-  }
+  // Checked here, where mps-um is known too: validate_workload knows the runtime's policies.
+  runtime::require_known_policy(runtime::policy_name(spec, setup.overrides),
+                                simulated_policy_names());
   auto overrides = setup.overrides;
   if (is_unified(spec, setup)) {
     if (!setup.overrides.policy && !spec.policy.options.empty())

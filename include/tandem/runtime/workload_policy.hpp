@@ -31,6 +31,10 @@ struct policy_overrides {
 [[nodiscard]] std::optional<std::string> policy_planner_of(const workload& spec,
                                                            const policy_overrides& overrides);
 
+/// Throws config_error naming `name` (with a near miss) and `known` when `name` is not one of
+/// them: the policy names a command knows (the simulator adds its own mps-um).
+void require_known_policy(const std::string& name, const std::vector<std::string>& known);
+
 /// The registered policies that can run jobs under footprint plans (schedule::chooses_footprint).
 [[nodiscard]] std::vector<std::string> policies_choosing_footprints();
 
