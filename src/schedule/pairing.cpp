@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "tandem/common/error.hpp"
@@ -75,9 +76,12 @@ std::size_t need_to_finish(std::span<const group_need> remaining) {
   return static_cast<std::size_t>(std::max<signed_bytes>(most, 0));
 }
 
+namespace {
+
+/// choose_step's rule; `first_come`: a job waiting at its start that would fit between
+/// iterations is not overtaken by a job with a later turn starting an iteration.
 std::vector<std::size_t> choose_step(std::span<const pairing_job> jobs, std::size_t budget,
-                                     std::size_t streams) {
-  TANDEM_EXPECTS(streams >= 1, usage_error, "choose_step needs at least one stream");
+                                     std::size_t streams, bool first_come) {
   std::vector<std::size_t> candidates;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     if (jobs[i].ready && !jobs[i].remaining.empty()) candidates.push_back(i);
@@ -87,14 +91,35 @@ std::vector<std::size_t> choose_step(std::span<const pairing_job> jobs, std::siz
   });
 
   std::size_t held = 0;
-  for (const auto& job : jobs) held += job.held;
+  std::size_t idle = 0;
+  for (const auto& job : jobs) {
+    held += job.held;
+    idle += job.idle;
+  }
+  const bool anyone_mid_iteration = std::any_of(jobs.begin(), jobs.end(), [](const auto& job) {
+    return job.groups_done > 0 && !job.remaining.empty();
+  });
   std::vector<pairing_job> after(jobs.begin(), jobs.end());
   std::vector<std::size_t> chosen;
   std::size_t rises = 0;
+  // The earliest turn of a job left waiting at its start for room that the jobs mid-iteration
+  // will give back.
+  std::optional<std::size_t> waiting_turn;
   for (const auto candidate : candidates) {
     if (chosen.size() == streams) break;
-    const auto& next = jobs[candidate].remaining.front();
-    if (held + rises + next.rise > budget) continue;
+    const auto& job = jobs[candidate];
+    const auto& next = job.remaining.front();
+    const bool starts = job.groups_done == 0;
+    if (first_come && starts && waiting_turn && job.turn > *waiting_turn) continue;
+    const auto skip = [&] {
+      const bool fits_between_iterations = idle - job.idle + job.held + next.rise <= budget;
+      if (starts && anyone_mid_iteration && fits_between_iterations && !waiting_turn)
+        waiting_turn = job.turn;
+    };
+    if (held + rises + next.rise > budget) {
+      skip();
+      continue;
+    }
     auto& state = after[candidate];
     const auto saved = state;
     state.held =
@@ -103,11 +128,23 @@ std::vector<std::size_t> choose_step(std::span<const pairing_job> jobs, std::siz
     ++state.groups_done;
     if (!all_can_finish(after, budget)) {
       state = saved;
+      skip();
       continue;
     }
     rises += next.rise;
     chosen.push_back(candidate);
   }
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<std::size_t> choose_step(std::span<const pairing_job> jobs, std::size_t budget,
+                                     std::size_t streams) {
+  TANDEM_EXPECTS(streams >= 1, usage_error, "choose_step needs at least one stream");
+  auto chosen = choose_step(jobs, budget, streams, true);
+  // Never an empty step for the rule's sake: one that moves nobody waits for no one to finish.
+  if (chosen.empty()) chosen = choose_step(jobs, budget, streams, false);
   return chosen;
 }
 

@@ -419,6 +419,36 @@ TEST(NodeGroup, APlanDearerThanRunningAloneIsNotChosenAndNoneFitsIsNoneChosen) {
   EXPECT_EQ(large.stats(0).solo_fallbacks, 1);
 }
 
+TEST(NodeGroup, WhereNothingFitsAPlanQuickerThanAPlainIterationThatSwappedRunsAlone) {
+  // As `large` above (inflated_pair's steps), but job 0's plain iteration beside job 1's
+  // arrival swapped on demand and took 3 s: its plan, 9 MiB over what fits beside job 1's idle
+  // holding, runs alone in its place and swaps only what it lacks, not all the plain one did.
+  double now = 0;
+  nodegroup_policy policy(1000 * MiB, {10 * MiB, 4, 2, 2});
+  policy.on_arrival(job_info::make(0, "a", 0), now);
+  policy.offer_variants(0, {variant(41, 1.0), variant(60, 1.1)});
+  for (int i = 0; i < 3; ++i) run_iteration(policy, 0, iteration(100, 4), now);
+  auto grown = iteration(100, 4);
+  for (auto& event : grown.memory) event.held_after += 20 * MiB;
+  run_iteration(policy, 0, grown, now);
+  policy.on_arrival(job_info::make(1, "b", now), now);
+  auto swapped = iteration(100, 4);
+  swapped.start_s = now;
+  swapped.end_s = now + 3.0;
+  swapped.swapped_on_demand_bytes = MiB;
+  run_iteration(policy, 0, swapped, now);
+  for (int i = 0; i < 3; ++i) {
+    if (i == 2) policy.on_budget_change(250 * MiB, now);
+    run_iteration(policy, 1, iteration(100, 4), now);
+  }
+  ASSERT_EQ(policy.may_start(0, now), start);
+  EXPECT_EQ(policy.chosen_variant(0), 1u);
+  EXPECT_EQ(policy.may_start(1, now), wait) << "it runs alone";
+  policy.on_iteration_start(0, now);
+  EXPECT_EQ(policy.stats(0).planned, 1);
+  EXPECT_EQ(policy.stats(0).solo_fallbacks, 0);
+}
+
 TEST(NodeGroup, WhenNothingFitsMidIterationTheLeaderGoesOnAloneRatherThanStall) {
   two_jobs run(1000);
   auto& policy = run.policy;

@@ -113,6 +113,54 @@ TEST(Pairing, ABusyJobCountsWithWhatItHoldsButIsNeverChosen) {
   EXPECT_TRUE(choose_step(jobs, 35 * MiB, 2).empty());
 }
 
+/// A job at `groups_done` of `remaining`, holding `held_mib` now and `idle_mib` between
+/// iterations, ready at its next group, with `turn`.
+pairing_job at(job_id id, std::size_t held_mib, std::size_t idle_mib, std::size_t groups_done,
+               std::vector<group_need> remaining, std::size_t turn) {
+  pairing_job j;
+  j.id = id;
+  j.held = held_mib * MiB;
+  j.idle = idle_mib * MiB;
+  j.groups_done = groups_done;
+  j.remaining = std::move(remaining);
+  j.ready = true;
+  j.turn = turn;
+  return j;
+}
+
+TEST(Pairing, AJobWaitingAtItsStartIsNotOvertakenByALaterTurnStartingAnIteration) {
+  // Budget 100. Job 0 (turn 1) waits at its start for 50 MiB: beside the 40 job 1 holds
+  // mid-iteration it does not fit, beside the others' idle 10 + 10 it would. Job 2 (turn 5)
+  // could start a 10 MiB group now, and would keep the room job 0 waits for in use: with three
+  // jobs out of phase, the big one would never start.
+  const std::vector<pairing_job> jobs{
+      at(0, 10, 10, 0, {{50 * MiB, 0, alloc}}, 1), at(1, 40, 10, 1, {{0, -30 * mib, frees}}, 4),
+      at(2, 10, 10, 0, {{10 * MiB, 10 * mib, alloc}, {0, -10 * mib, frees}}, 5)};
+  EXPECT_EQ(choose_step(jobs, 100 * MiB, 3), (std::vector<std::size_t>{1}));
+  // Once job 1 has given its room back, job 0 starts, and job 2 beside it where it fits.
+  auto next = jobs;
+  next[1].held = 10 * MiB;
+  next[1].remaining.clear();
+  next[1].groups_done = 0;
+  EXPECT_EQ(choose_step(next, 100 * MiB, 3), (std::vector<std::size_t>{0, 2}));
+  // A waiting job that would not fit even between the others' iterations holds nobody up: it
+  // waits for a departure, not for them.
+  auto hopeless = jobs;
+  hopeless[0].remaining = {{85 * MiB, 0, alloc}};
+  EXPECT_EQ(choose_step(hopeless, 100 * MiB, 3), (std::vector<std::size_t>{1, 2}));
+}
+
+TEST(Pairing, TheWaitingJobsTurnNeverLeavesAStepEmpty) {
+  // Job 1 is mid-iteration but busy (running a group outside this step), so it cannot be
+  // chosen; job 0 does not fit until it finishes. Holding job 2 back for job 0 would choose
+  // nobody: job 2 starts.
+  auto busy = at(1, 40, 10, 1, {{0, -30 * mib, frees}}, 4);
+  busy.ready = false;
+  const std::vector<pairing_job> jobs{at(0, 10, 10, 0, {{50 * MiB, 0, alloc}}, 1), busy,
+                                      at(2, 10, 10, 0, {{10 * MiB, 10 * mib, alloc}}, 5)};
+  EXPECT_EQ(choose_step(jobs, 100 * MiB, 3), (std::vector<std::size_t>{2}));
+}
+
 TEST(Pairing, AnIterationThatCannotFitIsRefusedWithTheBudget) {
   try {
     static_cast<void>(plan_round({job(0, 0, 2, 10)}, 15 * MiB, 2));

@@ -92,7 +92,7 @@ struct nodegroup_job_stats {
   std::size_t split_bytes = 0;
   std::int64_t groups_run = 0;        ///< group entries granted (iteration starts included)
   std::int64_t repartitions = 0;      ///< iterations whose allocation sequence changed
-  std::int64_t solo_fallbacks = 0;    ///< iterations run alone: its plan did not fit beside others
+  std::int64_t solo_fallbacks = 0;    ///< plain iterations run alone: its groups did not fit
   double barrier_wait_s = 0;          ///< time spent ready at a boundary before its step
   std::int64_t plans = 0;             ///< footprint plans offered (variants beyond the plain one)
   std::int64_t planned = 0;           ///< iterations run under a footprint plan
@@ -209,7 +209,15 @@ class nodegroup_policy final : public policy,
   [[nodiscard]] static group_need as_one_group(const offered_plan& plan, bool built);
   /// A pipelined job at its iteration's start whose plain iteration cannot fit beside the
   /// others' idle holdings: the plan it runs instead (0: none fits, or running alone is cheaper).
+  /// Where none fits but the plain iteration was measured slower than a plan (it swapped on
+  /// demand), the plan short of least, which then runs alone.
   [[nodiscard]] std::size_t plan_instead(job_id id, const job_state& job) const;
+  /// Its plain iteration fits beside the others' idle holdings: a pipelined job's groups, one
+  /// not pipelined yet as predicted (and, never built, admitted).
+  [[nodiscard]] bool plain_fits_beside_idle(job_id id, const job_state& job) const;
+  /// Plan `variant` fits beside the others' idle holdings.
+  [[nodiscard]] bool plan_fits_beside_idle(job_id id, const job_state& job,
+                                           std::size_t variant) const;
   /// What a plan of the job needs above what it holds as its iteration starts.
   [[nodiscard]] static std::size_t plan_need(const job_state& job, std::size_t variant);
   /// What the others hold between their iterations.

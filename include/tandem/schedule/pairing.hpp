@@ -12,6 +12,10 @@
 //     (as a share of its groups) first (the pipeline's leader finishes first), then jobs at their
 //     iteration's start by turn (the one that started an iteration least recently first), then in
 //     Algorithm 1's order (more groups first);
+//   - a job at its iteration's start that does not fit now, but would once the jobs mid-iteration
+//     finish theirs, is not overtaken: no job with a later turn starts an iteration in the same
+//     step (with three jobs or more, those out of phase would otherwise always hold the room it
+//     waits for), unless the step would then be empty;
 //   - a candidate joins the step while there is a stream for it, while every chosen group can
 //     reach its peak at once beside what everybody holds (frees count only after the barrier,
 //     which is Algorithm 1's "- 1": the DNG must finish before its memory serves the next ANG),
@@ -58,6 +62,9 @@ struct pairing_job {
   /// Among jobs at their iteration's start, lower turns go first, so that jobs take turns (the
   /// policy numbers iteration starts); ties go to more groups (Algorithm 1's order), then ids.
   std::size_t turn = 0;
+  /// What it holds between iterations: whether a job waiting at its start fits once the jobs
+  /// mid-iteration have finished theirs.
+  std::size_t idle = 0;
 };
 
 /// The jobs (indices into `jobs`) that run their next group together until the next barrier, in
