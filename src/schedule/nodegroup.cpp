@@ -500,7 +500,7 @@ void nodegroup_policy::next_step(double now_s) {
       // A plan still learning its groups runs beside the steps; one that learned them steps.
       if (job.next_group == 0 && job.chosen > 0 && !job.learned[job.chosen].pipelined()) {
         job.beside = true;
-        job.reserved = held_by(id, job) + as_one_group(job.variants[job.chosen], job.built).rise;
+        job.reserved = held_by(id, job) + plan_need(job, job.chosen);
         granted_beside = true;
       } else {
         stepping.push_back(id);
