@@ -322,10 +322,7 @@ std::size_t nodegroup_policy::others_idle(job_id id) const {
 }
 
 bool nodegroup_policy::needs_solo_fallback(job_id id, const job_state& job) const {
-  const auto idle = others_idle(id);
-  const bool plan_fits =
-      idle + held_by(id, job) + need_to_finish(job.learned.front().needs) <= budget_;
-  return !plan_fits && idle + job.peak_held <= budget_;
+  return !plain_fits_beside_idle(id, job) && others_idle(id) + job.peak_held <= budget_;
 }
 
 std::size_t nodegroup_policy::plan_instead(job_id id, const job_state& job) const {

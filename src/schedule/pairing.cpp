@@ -111,13 +111,13 @@ std::vector<std::size_t> choose_step(std::span<const pairing_job> jobs, std::siz
     const auto& next = job.remaining.front();
     const bool starts = job.groups_done == 0;
     if (first_come && starts && waiting_turn && job.turn > *waiting_turn) continue;
-    const auto skip = [&] {
+    const auto note_if_waiting = [&] {
       const bool fits_between_iterations = idle - job.idle + job.held + next.rise <= budget;
       if (starts && anyone_mid_iteration && fits_between_iterations && !waiting_turn)
         waiting_turn = job.turn;
     };
     if (held + rises + next.rise > budget) {
-      skip();
+      note_if_waiting();
       continue;
     }
     auto& state = after[candidate];
@@ -128,7 +128,7 @@ std::vector<std::size_t> choose_step(std::span<const pairing_job> jobs, std::siz
     ++state.groups_done;
     if (!all_can_finish(after, budget)) {
       state = saved;
-      skip();
+      note_if_waiting();
       continue;
     }
     rises += next.rise;
