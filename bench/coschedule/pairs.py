@@ -9,14 +9,15 @@ same generated profiles:
   temporal, scrooge, nodegroup         (no plans)
   planned+spatial                      (each job planned alone for its share, then all at once)
   scrooge+PLANNER                      (scrooge choosing, at each start, a delay or a plan)
+  scrooge-weigh+PLANNER                (the same with weigh_waiting = 1: a start also pays the
+                                        delay it leaves the job next in line)
   nodegroup+PLANNER                    (nodegroup running a plan where a job would run alone
                                         or wait)
 and prints each policy's normalized throughput (Zico's: the sum over the jobs of the samples each
 trained per second of the run's makespan against its samples/s alone, from an `exclusive` run of
-the same jobs; one job at a time comes to about 1), against temporal's, and scrooge+PLANNER's and nodegroup+PLANNER's against the best of the
-others. A
-run that fails a job counts as no throughput ('-'). The simulator is deterministic, so one run
-of each is the figure.
+the same jobs; one job at a time comes to about 1), against temporal's, and the three combined
+policies' against the best of the others. A run that fails a job counts as no throughput ('-').
+The simulator is deterministic, so one run of each is the figure.
 
   bench/coschedule/pairs.py [BUILD_DIR] [PLANNER ...]     (default: build tensile capuchin)
 """
@@ -80,6 +81,18 @@ def simulate(workload, gpu, batch, args, work):
     return results, None
 
 
+def weighing(workload, work):
+    """A copy of the workload whose scrooge weighs the job next in line (weigh_waiting = 1)."""
+    with open(os.path.join(ROOT, workload)) as f:
+        text = f.read()
+    # The option is scrooge's, and a --policy naming another than the file's ignores it.
+    assert "[policy]\nname = \"scrooge\"\n" in text, workload + ": [policy] must name scrooge"
+    copy = tempfile.NamedTemporaryFile(dir=work, suffix=".toml", delete=False, mode="w")
+    with copy:
+        copy.write(text.replace("[policy]\n", "[policy]\nweigh_waiting = 1\n", 1))
+    return copy.name
+
+
 def figure(result, solo):
     """Normalized throughput; None when a job failed (its work was not done)."""
     if result is None or solo is None or result["failed_jobs"] > 0:
@@ -117,9 +130,10 @@ def run_case(case, work, tight):
         planned, _ = simulate(workload, gpu, batch,
                               ["--policy", "spatial", "--planner", planner] + budget, work)
         columns[f"planned+spatial ({planner})"] = figure(planned[0], solo) if planned else None
-        for policy in ("scrooge", "nodegroup"):
-            chosen, _ = simulate(workload, gpu, batch,
-                                 ["--policy", policy, "--policy-planner", planner] + budget, work)
+        for policy in ("scrooge", "nodegroup", "scrooge-weigh"):
+            file = weighing(workload, work) if policy == "scrooge-weigh" else workload
+            chosen, _ = simulate(file, gpu, batch, ["--policy", policy.split("-")[0],
+                                                    "--policy-planner", planner] + budget, work)
             columns[f"{policy}+{planner}"] = figure(chosen[0], solo) if chosen else None
             columns[f"{policy}+{planner} planned"] = (
                 planned_iterations(chosen[0]) if chosen else None)
@@ -128,7 +142,8 @@ def run_case(case, work, tight):
 
 def print_table(title, rows):
     others = ["temporal", "scrooge", "nodegroup"] + [f"planned+spatial ({p})" for p in PLANNERS]
-    combined = [f"{policy}+{p}" for p in PLANNERS for policy in ("scrooge", "nodegroup")]
+    combined = [f"{policy}+{p}" for p in PLANNERS
+                for policy in ("scrooge", "nodegroup", "scrooge-weigh")]
     print(title)
     header = ["pair", "gpu"] + others + combined + ["best other"] + [
         f"{c} / best other" for c in combined] + [f"{c}: planned iterations" for c in combined]

@@ -40,7 +40,11 @@ const option_table<scrooge_options>& scrooge_options::table() {
           .bind("claim_margin", &scrooge_options::claim_margin, {.least = 0, .most = 64}, "",
                 "borrows of margin every iteration claims beyond its predicted curve, so that an "
                 "iteration a region larger than the last does not leave co-located ones waiting "
-                "for each other (0: exact claims)");
+                "for each other (0: exact claims)")
+          .bind("weigh_waiting", &scrooge_options::weigh_waiting, {.least = 0, .most = 1}, "",
+                "1: with plans offered, a start also pays the delay it leaves the job next in "
+                "line, so a plan is taken where the plain iteration would leave that job no "
+                "room; it assumes iterations side by side do not slow each other");
   return table;
 }
 
@@ -261,9 +265,11 @@ std::optional<double> scrooge_policy::shift_for(job_id job, const indexed_curve&
 
 decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, double now_s) {
   others_.clear();
+  others_ids_.clear();
   double running_end_s = now_s;  // when the iterations under way are predicted to end
   for (const auto& [id, other] : jobs_) {
     if (id == job) continue;
+    others_ids_.push_back(id);
     const auto* curve = curve_of(other, other.running ? other.running_variant : other.chosen).get();
     // Between iterations a job holds what it was seen to hold; a newcomer not built yet holds
     // nothing, although its offered plans predict its persistent memory.
@@ -308,6 +314,9 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
     const double own_s = k < state.variant_s.size() ? state.variant_s[k] : 0.0;
     if (shift && *shift <= 0 && own_s <= quickest_s) break;
   }
+  if (options_.weigh_waiting != 0 && best_shift && state.variants.size() > 1) {
+    best = weigh_the_next_in_line(job, state, now_s, running_end_s, best, best_shift, best_cost);
+  }
   state.chosen = best;
   if (best > 0 && !state.measured[best] && anyone_running_except(job)) {
     // The best is a plan never run: it runs alone first (a trial), once the others' iterations
@@ -321,6 +330,98 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
   state.asked_while_blocked = true;
   if (!state.shifted_from_s) state.shifted_from_s = now_s;
   return decision::wait_until(now_s + *best_shift);
+}
+
+bool scrooge_policy::waits_beside(const job_state& state) {
+  return state.now == phase::informed && state.admitted && !state.running &&
+         state.trial_wanted == 0 && curve_of(state, 0);
+}
+
+std::optional<std::size_t> scrooge_policy::next_in_line() const {
+  // Of the others (others_ids_), the informed job waiting longest between iterations; one that
+  // has not asked yet is about to (its iteration just ended).
+  std::optional<std::size_t> next;
+  const auto asked = [&](std::size_t i) {
+    const auto& state = jobs_.at(others_ids_[i]);
+    return state.first_ask_s.value_or(std::numeric_limits<double>::infinity());
+  };
+  for (std::size_t i = 0; i < others_ids_.size(); ++i) {
+    if (!waits_beside(jobs_.at(others_ids_[i]))) continue;
+    if (!next || asked(i) < asked(*next)) next = i;
+  }
+  return next;
+}
+
+double scrooge_policy::waiting_cost(std::size_t waiting_at, job_id job, const indexed_curve* curve,
+                                    double start_s, double now_s, double running_end_s) {
+  // Its least cost (delay from now plus its variant's extra time) with the deciding job running
+  // `curve` from `start_s`, or idle (no curve), as its own decision will weigh it then. Where
+  // none of its variants fits beside, it waits for the iterations under way to end, plain.
+  const auto& waiting = jobs_.at(others_ids_[waiting_at]);
+  beside_.clear();
+  for (std::size_t j = 0; j < others_.size(); ++j) {
+    if (j != waiting_at) beside_.push_back(others_[j]);
+  }
+  double least = running_end_s - now_s;
+  if (curve) {
+    beside_.push_back({&curve->curve, true, start_s, 0, curve});
+    least = std::max(least, start_s + curve->curve.duration_s - now_s);
+  } else {
+    std::lock_guard lock(claims_mutex_);
+    beside_.push_back({nullptr, false, 0, idle_held(job, jobs_.at(job)), nullptr});
+  }
+  const std::size_t count = std::max<std::size_t>(1, waiting.variants.size());
+  for (std::size_t m = 0; m < count; ++m) {
+    const auto& candidate = curve_of(waiting, m);
+    if (!candidate || candidate->peak > budget_) continue;
+    const double extra = m == 0 ? 0.0 : waiting.variant_s[m] - waiting.variant_s[0];
+    if (start_s - now_s + extra >= least) continue;  // cannot beat waiting, whatever its delay
+    if (const auto shift = solver_.solve(start_s, effective_budget(), *candidate, beside_)) {
+      least = std::min(least, start_s - now_s + std::max(*shift, 0.0) + extra);
+    }
+  }
+  return least;
+}
+
+std::size_t scrooge_policy::weigh_the_next_in_line(job_id job, const job_state& state, double now_s,
+                                                   double running_end_s, std::size_t best,
+                                                   std::optional<double>& best_shift,
+                                                   double best_cost) {
+  // The choice so far is the deciding job's cheapest start. It may leave the job next in line
+  // no room: two RHN at b128 under 1.25x one's peak took turns, each starting its plain
+  // iteration (the quickest alone), where a plan of each would have run side by side. So the
+  // delay a start adds to that job's own least cost is part of the start's price, and another
+  // variant may then be cheaper. Only the next job in line (the one waiting longest), and only
+  // when the cheapest start delays it, so that a decision among many jobs stays a handful of
+  // TimeShifts: one per variant of each of the two jobs.
+  const auto waiting_at = next_in_line();
+  if (!waiting_at) return best;
+  const double start_s = now_s + std::max(*best_shift, 0.0);
+  const double if_idle = waiting_cost(*waiting_at, job, nullptr, now_s, now_s, running_end_s);
+  const double beside_best =
+      waiting_cost(*waiting_at, job, curve_of(state, best).get(), start_s, now_s, running_end_s);
+  if (beside_best <= if_idle) return best;
+  double best_total = best_cost + beside_best - if_idle;
+  const std::size_t count = state.variants.size();
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto& curve = curve_of(state, k);
+    if (k == best || !curve || curve->peak > budget_) continue;
+    const double extra = k == 0 ? 0.0 : state.variant_s[k] - state.variant_s[0];
+    if (extra >= best_total) continue;
+    const auto shift = shift_for(job, *curve, now_s);
+    if (!shift) continue;  // no start before an iteration ends
+    const double wait = std::max(*shift, 0.0);
+    if (wait + extra >= best_total) continue;
+    const double total =
+        wait + extra +
+        waiting_cost(*waiting_at, job, curve.get(), now_s + wait, now_s, running_end_s) - if_idle;
+    if (total < best_total) {
+      best = k;
+      best_shift = shift;
+      best_total = total;
+    }
+  }
+  return best;
 }
 
 bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) const {

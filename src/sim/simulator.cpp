@@ -321,9 +321,13 @@ class engine final : public schedule::progress_source, public schedule::driver_c
           if (reached(run.position, run.next_boundary()) || can_settle(run)) {
             next = now_;
           } else {
-            next =
-                std::min(next, now_ + run.cursor.time_to_next(run.prepared->stages, run.host_rate,
-                                                              run.device_rate, run.device_target));
+            const double step = run.cursor.time_to_next(run.prepared->stages, run.host_rate,
+                                                        run.device_rate, run.device_target);
+            // A step below the clock's resolution at this time (now_ + step == now_) would never
+            // move it: the next representable time does, and the cursor stops at its boundary.
+            // (Late in the hundred-job trace, 0.19 ps left of an operation at 2604 s looped.)
+            const double at = now_ + step;
+            next = std::min(next, step > 0 && at <= now_ ? std::nextafter(now_, never) : at);
           }
           break;
         case stage::done:

@@ -135,13 +135,15 @@ TEST(Registry, MakesEveryPolicyByNameAndRejectsUnknownOnes) {
 TEST(Registry, ScroogeTakesItsOptionsAndRefusesBadOnes) {
   EXPECT_EQ(policy_option_names("scrooge"),
             (std::vector<std::string>{"ramp_start", "ramp_iterations", "fallback_threshold",
-                                      "claim_margin"}));
+                                      "claim_margin", "weigh_waiting"}));
   EXPECT_EQ(
       make_policy("scrooge", {1000, 2, {{"ramp_start", 0.5}, {"ramp_iterations", 4}}})->name(),
       "scrooge");
   EXPECT_THROW((void)make_policy("scrooge", {1000, 2, {{"ramp_iterations", 2.5}}}), config_error);
   EXPECT_THROW((void)make_policy("scrooge", {1000, 2, {{"fallback_threshold", 0}}}), config_error);
   EXPECT_THROW((void)make_policy("scrooge", {1000, 2, {{"ramp_start", 2}}}), config_error);
+  EXPECT_THROW((void)make_policy("scrooge", {1000, 2, {{"weigh_waiting", 2}}}), config_error);
+  EXPECT_THROW((void)make_policy("scrooge", {1000, 2, {{"weigh_waiting", 0.5}}}), config_error);
 }
 
 }  // namespace

@@ -50,14 +50,17 @@ TEST(PolicyOptions, LeftOutOptionsKeepTheStructsDefaultsWhichTheSpecsDocument) {
   EXPECT_EQ(parsed.ramp_iterations, defaults.ramp_iterations);
   EXPECT_EQ(parsed.fallback_threshold, defaults.fallback_threshold);
   EXPECT_EQ(parsed.claim_margin, defaults.claim_margin);
+  EXPECT_EQ(parsed.weigh_waiting, defaults.weigh_waiting);
   const auto& specs = scrooge_options::table().specs();
-  ASSERT_EQ(specs.size(), 4u);
+  ASSERT_EQ(specs.size(), 5u);
   EXPECT_EQ(specs[0].default_text(), "0.8");
   EXPECT_EQ(specs[1].default_text(), "10");
   EXPECT_TRUE(specs[1].whole);
   EXPECT_EQ(specs[2].default_text(), "0.25");
   EXPECT_EQ(specs[3].default_text(), "1");
   EXPECT_TRUE(specs[3].whole);
+  EXPECT_EQ(specs[4].default_text(), "0");
+  EXPECT_TRUE(specs[4].whole);
   const auto& nodegroup = nodegroup_options::table().specs();
   ASSERT_EQ(nodegroup.size(), 4u);
   EXPECT_EQ(nodegroup[0].default_text(), "0");

@@ -552,6 +552,89 @@ TEST(ScroogeWithPlans, APlainIterationThatSwappedOnDemandCostsWhatItTook) {
   EXPECT_NEAR(policy.stats(2).plan_extra_s, 1.0, 1e-9);
 }
 
+/// Budget 600. Plain: 500 for the whole iteration (1 s), 100 between iterations. The plan: 250,
+/// for 0.1 s more. Beside a plain iteration nothing of the other job fits (500 + 250), so it
+/// waits 1 s; under both plans they fit at once (500) for 0.2 s of extra time in all.
+TEST(ScroogeWithPlans, WeighingTheWaitingJobAJobPlansWhereItsPlainIterationWouldLeaveItNoRoom) {
+  // The job that asks first prices the other's wait and plans, though its own plain iteration
+  // could start now and is the quicker alone.
+  scrooge_policy policy(
+      600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
+  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
+  const usage_curve planned = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
+  for (job_id job : {1u, 2u}) {
+    policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
+    policy.offer_variants(job, {{"none", plain, 1.0}, {"lean", planned, 1.1}});
+  }
+  double t = 0;
+  for (job_id job : {1u, 2u}) {  // profiling, alone and plain
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    EXPECT_EQ(policy.chosen_variant(job), 0u);
+    policy.on_iteration_start(job, t);
+    policy.on_iteration_end(job, report_of(t, t + 1, plain), t + 1);
+    t += 1;
+  }
+  for (job_id job : {1u, 2u}) {  // each plan's first iteration: a trial, alone
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    EXPECT_EQ(policy.chosen_variant(job), 1u) << "job " << job;
+    policy.on_iteration_start(job, t);
+    EXPECT_EQ(policy.may_start(3 - job, t), decision::wait_for_event());
+    policy.on_iteration_end(job, report_of(t, t + 1.1, planned), t + 1.1);
+    t += 1.1;
+  }
+  // Both plans measured: side by side, at once.
+  ASSERT_EQ(policy.may_start(1, t), decision::start());
+  EXPECT_EQ(policy.chosen_variant(1), 1u);
+  policy.on_iteration_start(1, t);
+  ASSERT_EQ(policy.may_start(2, t), decision::start());
+  EXPECT_EQ(policy.chosen_variant(2), 1u);
+  policy.on_iteration_start(2, t);
+  EXPECT_EQ(policy.stats(2).shared_starts, 1);
+  EXPECT_EQ(policy.stats(1).planned + policy.stats(2).planned, 4);
+}
+
+TEST(ScroogeWithPlans, WithoutWeighingTheWaitingJobTheQuickerPlainIterationStartsAndTheOtherWaits) {
+  // The same jobs under the default: each start prices its own delay and extra time only.
+  scrooge_policy policy(600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
+  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
+  const usage_curve planned = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
+  for (job_id job : {1u, 2u}) {
+    policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
+    policy.offer_variants(job, {{"none", plain, 1.0}, {"lean", planned, 1.1}});
+  }
+  for (double t : {0.0, 1.0, 2.0}) {
+    const job_id job = t == 1.0 ? 2 : 1;
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    EXPECT_EQ(policy.chosen_variant(job), 0u);
+    policy.on_iteration_start(job, t);
+    if (t == 2.0) {  // b waits for a's plain iteration to end: no plan of it fits beside
+      const auto verdict = policy.may_start(2, t);
+      EXPECT_EQ(verdict.what, decision::verdict::wait_until);
+      EXPECT_NEAR(verdict.until_s, 3.0, 1e-6);
+      EXPECT_EQ(policy.chosen_variant(2), 0u);
+    }
+    policy.on_iteration_end(job, report_of(t, t + 1, plain), t + 1);
+  }
+  EXPECT_EQ(policy.stats(1).planned + policy.stats(2).planned, 0);
+}
+
+TEST(ScroogeWithPlans, WeighingTheWaitingJobAJobAloneKeepsItsPlainIteration) {
+  // The same job with nobody else present: no wait to price, the quicker plain iteration runs.
+  scrooge_policy policy(
+      600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
+  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
+  policy.on_arrival(job_info::make(1, "a", 0), 0);
+  policy.offer_variants(
+      1, {{"none", plain, 1.0}, {"lean", curve(100, {0.0}, 150, {1.1}, 150, 1.1), 1.1}});
+  for (double t : {0.0, 1.0, 2.0}) {
+    ASSERT_EQ(policy.may_start(1, t), decision::start());
+    EXPECT_EQ(policy.chosen_variant(1), 0u);
+    policy.on_iteration_start(1, t);
+    policy.on_iteration_end(1, report_of(t, t + 1, plain), t + 1);
+  }
+  EXPECT_EQ(policy.stats(1).planned, 0);
+}
+
 TEST(ScroogeWithPlans, AJobTooLargeForTheBudgetRunsUnderAPlanInsteadOfBeingRefused) {
   scrooge_policy policy(400, {.ramp_start = 1, .ramp_iterations = 0});
   policy.on_arrival(job_info::make(1, "huge", 0), 0);

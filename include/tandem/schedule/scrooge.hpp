@@ -67,6 +67,10 @@ struct scrooge_options {
   /// Borrows of margin in every iteration claim (iteration_claims.hpp): a measured curve
   /// predicts the next iteration only to within a borrow or so. 0: claims as exact as the curve.
   std::int64_t claim_margin = 1;
+  /// 1: with footprint plans offered, a start's price includes the delay it adds to the job next
+  /// in line (weigh_the_next_in_line). Off by default: it pays where the jobs leave the device
+  /// idle and costs where they share its compute (README, "How scrooge chooses").
+  std::int64_t weigh_waiting = 0;
 
   /// These fields as options by name (workload files, --set): ranges, defaults, help.
   [[nodiscard]] static const option_table<scrooge_options>& table();
@@ -160,6 +164,22 @@ class scrooge_policy final : public policy,
   /// Whether `job` has asked to run an iteration alone (profiling or fallback) and will once the
   /// running iterations end: an informed job must not start before it, or it could starve.
   [[nodiscard]] bool waits_to_run_alone(job_id job, const job_state& state) const;
+  /// Whether an informed job has asked to start and waits (for a delay or an event): the delay
+  /// another job's choice imposes on it is part of that choice's cost.
+  [[nodiscard]] static bool waits_beside(const job_state& state);
+  /// Of the others in others_ids_, the index of the waiting job that has waited longest.
+  [[nodiscard]] std::optional<std::size_t> next_in_line() const;
+  /// The delay plus extra time the waiting job at others_ids_[waiting_at] is predicted to pay,
+  /// choosing its best variant, if `job` runs `curve` from `start_s` (none: stays idle).
+  [[nodiscard]] double waiting_cost(std::size_t waiting_at, job_id job, const indexed_curve* curve,
+                                    double start_s, double now_s, double running_end_s);
+  /// The variant to start, given the cheapest start for `job` alone (`best`, `best_shift`,
+  /// `best_cost`), once the delay each start adds to the job next in line is counted too;
+  /// `best_shift` follows the variant. others_ and others_ids_ must describe the others.
+  [[nodiscard]] std::size_t weigh_the_next_in_line(job_id job, const job_state& state, double now_s,
+                                                   double running_end_s, std::size_t best,
+                                                   std::optional<double>& best_shift,
+                                                   double best_cost);
   /// Whether `job`'s iteration alone fits beside what every other job holds between
   /// iterations, as far as it is known (always, with nobody else present or no need known).
   [[nodiscard]] bool fits_beside_idle_others(job_id job, const job_state& state) const;
@@ -199,7 +219,9 @@ class scrooge_policy final : public policy,
   std::map<job_id, job_state> jobs_;
   std::map<job_id, scrooge_job_stats> departed_;  // so that results can report them
   time_shift_solver solver_;
-  std::vector<other_job> others_;  // reused by may_start
+  std::vector<other_job> others_;   // reused by may_start
+  std::vector<job_id> others_ids_;  // whose entry each of others_ is
+  std::vector<other_job> beside_;   // a waiting job's others, `job` included (delay_imposed)
   // Borrows arrive from any thread; everything else is serialized by the driver.
   mutable std::mutex claims_mutex_;
   iteration_claims claims_;                      // guarded by claims_mutex_
