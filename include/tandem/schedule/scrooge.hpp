@@ -164,8 +164,8 @@ class scrooge_policy final : public policy,
   /// Whether `job` has asked to run an iteration alone (profiling or fallback) and will once the
   /// running iterations end: an informed job must not start before it, or it could starve.
   [[nodiscard]] bool waits_to_run_alone(job_id job, const job_state& state) const;
-  /// Whether an informed job has asked to start and waits (for a delay or an event): the delay
-  /// another job's choice imposes on it is part of that choice's cost.
+  /// Whether an informed, built job is between iterations: it has asked to start and waits (for
+  /// a delay or an event), or is about to ask (its iteration just ended).
   [[nodiscard]] static bool waits_beside(const job_state& state);
   /// Of the others in others_ids_, the index of the waiting job that has waited longest.
   [[nodiscard]] std::optional<std::size_t> next_in_line() const;
@@ -221,7 +221,7 @@ class scrooge_policy final : public policy,
   time_shift_solver solver_;
   std::vector<other_job> others_;   // reused by may_start
   std::vector<job_id> others_ids_;  // whose entry each of others_ is
-  std::vector<other_job> beside_;   // a waiting job's others, `job` included (delay_imposed)
+  std::vector<other_job> beside_;   // a waiting job's others, the deciding one included
   // Borrows arrive from any thread; everything else is serialized by the driver.
   mutable std::mutex claims_mutex_;
   iteration_claims claims_;                      // guarded by claims_mutex_
