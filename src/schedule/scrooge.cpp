@@ -115,6 +115,10 @@ const std::shared_ptr<const indexed_curve>& scrooge_policy::curve_of(const job_s
   return state.variants.at(k);
 }
 
+double scrooge_policy::extra_s(const job_state& state, std::size_t k) {
+  return k == 0 ? 0.0 : state.variant_s[k] - state.variant_s[0];
+}
+
 std::size_t scrooge_policy::least_peak(const job_state& state) {
   std::size_t least = state.profile ? state.profile->peak : 0;
   for (std::size_t k = 0; k < state.variants.size(); ++k) {
@@ -295,11 +299,14 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
   const double quickest_s = state.variant_s.empty()
                                 ? 0.0
                                 : *std::min_element(state.variant_s.begin(), state.variant_s.end());
+  shifts_.clear();  // by variant, as far as tried (weigh_the_next_in_line reuses them)
   for (std::size_t k = 0; k < count; ++k) {
     const auto& curve = curve_of(state, k);
+    shifts_.emplace_back();
     if (!curve || curve->peak > budget_) continue;
     const auto shift = shift_for(job, *curve, now_s);
-    const double extra = k == 0 ? 0.0 : state.variant_s[k] - state.variant_s[0];
+    shifts_.back() = shift;
+    const double extra = extra_s(state, k);
     // With nobody mid-iteration no end is coming to wait for: only a start counts.
     const double wait = shift                        ? std::max(*shift, 0.0)
                         : anyone_running_except(job) ? running_end_s - now_s
@@ -374,7 +381,7 @@ double scrooge_policy::waiting_cost(std::size_t waiting_at, job_id job, const in
   for (std::size_t m = 0; m < count; ++m) {
     const auto& candidate = curve_of(waiting, m);
     if (!candidate || candidate->peak > budget_) continue;
-    const double extra = m == 0 ? 0.0 : waiting.variant_s[m] - waiting.variant_s[0];
+    const double extra = extra_s(waiting, m);
     if (start_s - now_s + extra >= least) continue;  // cannot beat waiting, whatever its delay
     if (const auto shift = solver_.solve(start_s, effective_budget(), *candidate, beside_)) {
       least = std::min(least, start_s - now_s + std::max(*shift, 0.0) + extra);
@@ -406,9 +413,9 @@ std::size_t scrooge_policy::weigh_the_next_in_line(job_id job, const job_state& 
   for (std::size_t k = 0; k < count; ++k) {
     const auto& curve = curve_of(state, k);
     if (k == best || !curve || curve->peak > budget_) continue;
-    const double extra = k == 0 ? 0.0 : state.variant_s[k] - state.variant_s[0];
+    const double extra = extra_s(state, k);
     if (extra >= best_total) continue;
-    const auto shift = shift_for(job, *curve, now_s);
+    const auto shift = k < shifts_.size() ? shifts_[k] : shift_for(job, *curve, now_s);
     if (!shift) continue;  // no start before an iteration ends
     const double wait = std::max(*shift, 0.0);
     if (wait + extra >= best_total) continue;

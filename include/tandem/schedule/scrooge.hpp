@@ -175,7 +175,7 @@ class scrooge_policy final : public policy,
                                     double start_s, double now_s, double running_end_s);
   /// The variant to start, given the cheapest start for `job` alone (`best`, `best_shift`,
   /// `best_cost`), once the delay each start adds to the job next in line is counted too;
-  /// `best_shift` follows the variant. others_ and others_ids_ must describe the others.
+  /// `best_shift` follows the variant. others_, others_ids_ and shifts_ must be the decision's.
   [[nodiscard]] std::size_t weigh_the_next_in_line(job_id job, const job_state& state, double now_s,
                                                    double running_end_s, std::size_t best,
                                                    std::optional<double>& best_shift,
@@ -207,6 +207,8 @@ class scrooge_policy final : public policy,
   /// For an iteration that runs alone: the first variant whose peak fits beside what the others
   /// hold between iterations (the last when none does).
   [[nodiscard]] std::size_t variant_alone(job_id job, const job_state& state) const;
+  /// Variant `k`'s predicted extra time over the plain iteration (0 for the plain one).
+  [[nodiscard]] static double extra_s(const job_state& state, std::size_t k);
   /// The least peak among the job's variants (its plain profile's without any).
   [[nodiscard]] static std::size_t least_peak(const job_state& state);
   [[nodiscard]] bool missed_prediction(const usage_curve& predicted,
@@ -221,7 +223,10 @@ class scrooge_policy final : public policy,
   time_shift_solver solver_;
   std::vector<other_job> others_;   // reused by may_start
   std::vector<job_id> others_ids_;  // whose entry each of others_ is
-  std::vector<other_job> beside_;   // a waiting job's others, the deciding one included
+  // The TimeShift of each variant the latest decision tried, in order (none: no start before an
+  // iteration ends, or not a candidate); weigh_the_next_in_line tries only the rest.
+  std::vector<std::optional<double>> shifts_;
+  std::vector<other_job> beside_;  // a waiting job's others, the deciding one included
   // Borrows arrive from any thread; everything else is serialized by the driver.
   mutable std::mutex claims_mutex_;
   iteration_claims claims_;                      // guarded by claims_mutex_
