@@ -10,9 +10,13 @@ same generated profiles:
   planned+spatial                      (each job planned alone for its share, then all at once)
   scrooge+PLANNER                      (scrooge choosing, at each start, a delay or a plan)
   scrooge-weigh+PLANNER                (the same with weigh_waiting = 1: a start also pays the
-                                        delay it leaves the job next in line)
+                                        delay it leaves the job next in line, by the share of
+                                        the device the two were measured to leave each other)
   nodegroup+PLANNER                    (nodegroup running a plan where a job would run alone
                                         or wait)
+and, as the ceiling of the simulator's compute model, spatial sharing on the same GPU given
+1 TiB of memory (`--gpu-memory`): every job runs side by side from the start, limited by
+compute only,
 and prints each policy's normalized throughput (Zico's: the sum over the jobs of the samples each
 trained per second of the run's makespan against its samples/s alone, from an `exclusive` run of
 the same jobs; one job at a time comes to about 1), against temporal's, and the three combined
@@ -65,6 +69,7 @@ TIGHT_CASES = [
     ("rhn + gnmt", "examples/paper/rhn_gnmt.toml", "2080ti", None),
 ]
 TIGHT_FACTOR = 1.25
+CEILING = "ceiling (no memory limit)"
 
 
 def simulate(workload, gpu, batch, args, work):
@@ -126,6 +131,9 @@ def run_case(case, work, tight):
     solo = {job["name"]: job["samples_per_s"] for job in base[0]["jobs"]}
     for name, result in zip(["temporal", "scrooge", "nodegroup"], base[1:]):
         columns[name] = figure(result, solo)
+    unlimited, _ = simulate(workload, gpu, batch, ["--policy", "spatial", "--gpu-memory",
+                                                    "1TiB", "--budget", "1TiB"], work)
+    columns[CEILING] = figure(unlimited[0], solo) if unlimited else None
     for planner in PLANNERS:
         planned, _ = simulate(workload, gpu, batch,
                               ["--policy", "spatial", "--planner", planner] + budget, work)
@@ -146,7 +154,8 @@ def print_table(title, rows):
                 for policy in ("scrooge", "nodegroup", "scrooge-weigh")]
     print(title)
     header = ["pair", "gpu"] + others + combined + ["best other"] + [
-        f"{c} / best other" for c in combined] + [f"{c}: planned iterations" for c in combined]
+        f"{c} / best other" for c in combined] + [f"{c}: planned iterations" for c in combined] + [
+        CEILING]
     print("| " + " | ".join(header) + " |")
     print("|" + " --- |" * len(header))
     for label, gpu, columns, error in rows:
@@ -167,6 +176,7 @@ def print_table(title, rows):
         for c in combined:
             value = columns[f"{c} planned"]
             cells.append("-" if value is None else str(int(value)))
+        cells.append(cell(columns[CEILING]))
         print("| " + " | ".join(cells) + " |")
     print()
 

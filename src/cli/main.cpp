@@ -79,6 +79,13 @@ int main(int argc, char** argv) {
   add_file(*sim_cmd, "--profiles", sim.profiles_path,
            "Replay profiles recorded by `tandem profile` on this machine")
       ->excludes(gpu_opt);
+  sim_cmd
+      ->add_option_function<std::string>(
+          "--gpu-memory",
+          [&sim](const std::string& text) { sim.gpu_memory = tandem::parse_bytes(text); },
+          "Give the --gpu this much memory instead of its own (e.g. 16GiB for a V100-16GB; a "
+          "large size takes memory out of the question)")
+      ->needs(gpu_opt);
   sim_cmd->add_option("--policy", sim.policy,
                       "Policy, replacing the workload's (also: mps-um, MPS with unified memory)");
   sim_cmd->add_option_function<std::string>(

@@ -128,6 +128,7 @@ std::string planner_names_text() {
 int sim_workload_command(const sim_command_options& options, std::ostream& out) {
   sim::sim_setup setup;
   setup.gpu = options.gpu;
+  setup.gpu_memory = options.gpu_memory;
   runtime::profile_set recorded;
   if (!options.profiles_path.empty()) {
     recorded = runtime::load_profile(options.profiles_path);

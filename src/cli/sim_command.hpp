@@ -13,6 +13,7 @@ namespace tandem::cli {
 struct sim_command_options {
   std::string workload;
   std::optional<std::string> gpu;         ///< generate profiles for this GPU
+  std::optional<std::size_t> gpu_memory;  ///< replaces the GPU's memory (with gpu)
   std::string profiles_path;              ///< or replay profiles recorded by `tandem profile`
   std::optional<std::string> policy;      ///< replaces the workload's policy
   std::optional<std::size_t> budget;      ///< replaces the workload's budget

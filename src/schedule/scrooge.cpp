@@ -17,6 +17,13 @@ namespace {
 /// Profiling iterations at most: the first, and a second when the first made lasting state.
 constexpr std::int64_t max_profiling_iterations = 2;
 
+/// An iteration that ran beside others for less than this share of its length says too little
+/// about its stretch (a host gap, the tail of another's iteration).
+constexpr double least_share_beside = 0.25;
+/// The most stretch counted: beyond it the device gives the pair nothing either way, and one
+/// iteration that waited long for memory mid-way should not weigh for many.
+constexpr double most_stretch = 4;
+
 /// Whether an iteration ended holding more regions than it began with.
 bool grew_for_good(const usage_curve& held) {
   return held.held_at_end() > held.held_at_start;
@@ -43,8 +50,9 @@ const option_table<scrooge_options>& scrooge_options::table() {
                 "for each other (0: exact claims)")
           .bind("weigh_waiting", &scrooge_options::weigh_waiting, {.least = 0, .most = 1}, "",
                 "1: with plans offered, a start also pays the delay it leaves the job next in "
-                "line, so a plan is taken where the plain iteration would leave that job no "
-                "room; it assumes iterations side by side do not slow each other");
+                "line, weighed by how little their iterations were measured to slow each other "
+                "side by side, so a plan is taken where the plain iteration would leave that job "
+                "no room");
   return table;
 }
 
@@ -78,9 +86,10 @@ void scrooge_policy::on_arrival(const job_info& job, double) {
   jobs_[job.id].name = job.name;
 }
 
-void scrooge_policy::on_departure(job_id job, double) {
+void scrooge_policy::on_departure(job_id job, double now_s) {
   const auto found = jobs_.find(job);
   if (found == jobs_.end()) return;
+  count_time_beside(now_s);  // a job that failed mid-iteration ran beside the others until now
   departed_[job] = found->second.stats;
   jobs_.erase(found);
   std::lock_guard lock(claims_mutex_);
@@ -158,6 +167,7 @@ void scrooge_policy::offer_variants(job_id job, std::vector<footprint_variant> v
     state.variants.push_back(std::make_shared<const indexed_curve>(std::move(variant.held)));
   }
   state.offered_s = state.variant_s;
+  state.alone_s = state.variant_s;
   state.chosen = 0;
   state.stats.plans =
       state.variants.empty() ? 0 : static_cast<std::int64_t>(state.variants.size() - 1);
@@ -300,6 +310,10 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
                                 ? 0.0
                                 : *std::min_element(state.variant_s.begin(), state.variant_s.end());
   shifts_.clear();  // by variant, as far as tried (weigh_the_next_in_line reuses them)
+  const bool weighs = options_.weigh_waiting != 0 && state.variants.size() > 1;
+  // Weighing, a wait costs only the share of the device it leaves idle: beside iterations that
+  // fill it, waiting loses nothing the device could have done, and a plan's extra time is lost.
+  const double wait_share = weighs ? share_beside_running(job, state) : 1.0;
   for (std::size_t k = 0; k < count; ++k) {
     const auto& curve = curve_of(state, k);
     shifts_.emplace_back();
@@ -311,7 +325,7 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
     const double wait = shift                        ? std::max(*shift, 0.0)
                         : anyone_running_except(job) ? running_end_s - now_s
                                                      : std::numeric_limits<double>::infinity();
-    const double cost = wait + extra;
+    const double cost = wait_share * wait + extra;
     if (cost < best_cost || (k == 0 && !shift)) {
       best = k;
       best_shift = shift;
@@ -321,8 +335,9 @@ decision scrooge_policy::decide_by_time_shift(job_id job, job_state& state, doub
     const double own_s = k < state.variant_s.size() ? state.variant_s[k] : 0.0;
     if (shift && *shift <= 0 && own_s <= quickest_s) break;
   }
-  if (options_.weigh_waiting != 0 && best_shift && state.variants.size() > 1) {
-    best = weigh_the_next_in_line(job, state, now_s, running_end_s, best, best_shift, best_cost);
+  if (weighs && best_shift) {
+    best = weigh_the_next_in_line(job, state, now_s, running_end_s, best, best_shift, best_cost,
+                                  wait_share);
   }
   state.chosen = best;
   if (best > 0 && !state.measured[best] && anyone_running_except(job)) {
@@ -393,7 +408,7 @@ double scrooge_policy::waiting_cost(std::size_t waiting_at, job_id job, const in
 std::size_t scrooge_policy::weigh_the_next_in_line(job_id job, const job_state& state, double now_s,
                                                    double running_end_s, std::size_t best,
                                                    std::optional<double>& best_shift,
-                                                   double best_cost) {
+                                                   double best_cost, double wait_share) {
   // The choice so far is the deciding job's cheapest start. It may leave the job next in line
   // no room: two RHN at b128 under 1.25x one's peak took turns, each starting its plain
   // iteration (the quickest alone), where a plan of each would have run side by side. So the
@@ -401,14 +416,18 @@ std::size_t scrooge_policy::weigh_the_next_in_line(job_id job, const job_state& 
   // variant may then be cheaper. Only the next job in line (the one waiting longest), and only
   // when the cheapest start delays it, so that a decision among many jobs stays a handful of
   // TimeShifts: one per variant of each of the two jobs.
+  // Its delay counts only by the share of the device the two would have left each other: where
+  // each fills it alone, running them together gains nothing, and a plan's extra time is lost.
   const auto waiting_at = next_in_line();
   if (!waiting_at) return best;
+  const double share = free_share(state, jobs_.at(others_ids_[*waiting_at]));
+  if (share <= 0) return best;
   const double start_s = now_s + std::max(*best_shift, 0.0);
   const double if_idle = waiting_cost(*waiting_at, job, nullptr, now_s, now_s, running_end_s);
   const double beside_best =
       waiting_cost(*waiting_at, job, curve_of(state, best).get(), start_s, now_s, running_end_s);
   if (beside_best <= if_idle) return best;
-  double best_total = best_cost + beside_best - if_idle;
+  double best_total = best_cost + share * (beside_best - if_idle);
   const std::size_t count = state.variants.size();
   for (std::size_t k = 0; k < count; ++k) {
     const auto& curve = curve_of(state, k);
@@ -417,11 +436,12 @@ std::size_t scrooge_policy::weigh_the_next_in_line(job_id job, const job_state& 
     if (extra >= best_total) continue;
     const auto shift = k < shifts_.size() ? shifts_[k] : shift_for(job, *curve, now_s);
     if (!shift) continue;  // no start before an iteration ends
-    const double wait = std::max(*shift, 0.0);
+    const double wait = wait_share * std::max(*shift, 0.0);
     if (wait + extra >= best_total) continue;
     const double total =
         wait + extra +
-        waiting_cost(*waiting_at, job, curve.get(), now_s + wait, now_s, running_end_s) - if_idle;
+        share * (waiting_cost(*waiting_at, job, curve.get(), now_s + wait, now_s, running_end_s) -
+                 if_idle);
     if (total < best_total) {
       best = k;
       best_shift = shift;
@@ -429,6 +449,49 @@ std::size_t scrooge_policy::weigh_the_next_in_line(job_id job, const job_state& 
     }
   }
   return best;
+}
+
+double scrooge_policy::free_share(const job_state& one, const job_state& other) {
+  const auto speed = [](const job_state& state) {
+    return state.stats.stretch > 0 ? 1 / state.stats.stretch : 1.0;
+  };
+  return std::clamp(speed(one) + speed(other) - 1, 0.0, 1.0);
+}
+
+double scrooge_policy::share_beside_running(job_id job, const job_state& state) const {
+  double least = 1;
+  for (const auto& [id, other] : jobs_) {
+    if (id != job && other.running) least = std::min(least, free_share(state, other));
+  }
+  return least;
+}
+
+void scrooge_policy::count_time_beside(double now_s) {
+  const double since = std::max(now_s - last_event_s_, 0.0);
+  last_event_s_ = std::max(last_event_s_, now_s);
+  const auto running = std::count_if(jobs_.begin(), jobs_.end(),
+                                     [](const auto& entry) { return entry.second.running; });
+  if (running < 2 || since <= 0) return;
+  for (auto& [id, state] : jobs_) {
+    if (state.running) state.beside_s += since;
+  }
+}
+
+void scrooge_policy::learn_stretch(job_state& state, std::size_t k, double length_s) {
+  if (k >= state.alone_s.size() || length_s <= 0) return;
+  if (state.beside_s <= 0) {
+    state.alone_s[k] = length_s;
+    return;
+  }
+  if (state.beside_s < least_share_beside * length_s) return;
+  // Alone it would have taken alone_s; the part it ran alone did length - beside of that work,
+  // so the time beside did the rest, stretched by beside over that rest.
+  const double work_beside = state.alone_s[k] - (length_s - state.beside_s);
+  const double stretch = work_beside * most_stretch <= state.beside_s
+                             ? most_stretch
+                             : std::clamp(state.beside_s / work_beside, 1.0, most_stretch);
+  auto& learned = state.stats.stretch;
+  learned = learned > 0 ? (learned + stretch) / 2 : stretch;
 }
 
 bool scrooge_policy::waits_to_run_alone(job_id job, const job_state& state) const {
@@ -470,8 +533,10 @@ decision scrooge_policy::wait_for_event(job_state& state) {
 }
 
 void scrooge_policy::on_iteration_start(job_id job, double now_s) {
+  count_time_beside(now_s);
   auto& state = jobs_.at(job);
   state.running = true;
+  state.beside_s = 0;
   state.admitted = true;
   state.started_s = now_s;
   if (state.asked_while_blocked) state.stats.delayed += 1;
@@ -500,7 +565,8 @@ bool scrooge_policy::missed_prediction(const usage_curve& predicted,
   return static_cast<double>(observed.peak()) > slack * static_cast<double>(predicted.peak());
 }
 
-void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report, double) {
+void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report, double now_s) {
+  count_time_beside(now_s);
   auto& state = jobs_.at(job);
   state.running = false;
   std::lock_guard lock(claims_mutex_);
@@ -558,6 +624,8 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
     state.variant_s[k] = report.swapped_on_demand_bytes > 0
                              ? std::max(state.offered_s[k], report.end_s - report.start_s)
                              : state.offered_s[k];
+    // Copies on demand stretch an iteration whoever runs beside it.
+    if (report.swapped_on_demand_bytes == 0) learn_stretch(state, k, now_s - state.started_s);
   }
   state.trial = false;
   if (state.running_variant == 0) {
@@ -622,7 +690,10 @@ std::vector<policy_statistic> statistics_of(const scrooge_job_stats& s) {
 }  // namespace
 
 std::vector<policy_statistic> scrooge_policy::job_statistics(job_id job) const {
-  return statistics_of(stats(job));
+  const auto s = stats(job);
+  auto statistics = statistics_of(s);
+  statistics.push_back({"stretch", s.stretch});
+  return statistics;
 }
 
 std::vector<policy_statistic> scrooge_policy::system_statistics() const {

@@ -531,8 +531,14 @@ device_model simulated_device(const runtime::workload& spec, const sim_setup& se
     device.budget = runtime::budget_of(spec, setup.overrides);
     return device;
   }
-  const auto& gpu = find_gpu(*setup.gpu);
+  auto gpu = find_gpu(*setup.gpu);
   device.description = "simulated " + gpu.name;
+  if (setup.gpu_memory) {
+    TANDEM_EXPECTS(*setup.gpu_memory > 0, config_error,
+                   "--gpu-memory must be a positive size (e.g. 16GiB)");
+    gpu.memory_bytes = *setup.gpu_memory;
+    device.description += " with " + format_bytes(gpu.memory_bytes);
+  }
   device.capacity = gpu.memory_bytes;
   device.pcie_bandwidth = gpu.pcie_bandwidth;
   device.host_cores = gpu.host_cores;

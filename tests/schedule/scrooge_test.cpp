@@ -518,6 +518,25 @@ TEST(ScroogeWithPlans, APlanThatCostsLessThanTheWaitRunsBesideTheOtherJob) {
   EXPECT_EQ(policy.stats(2).shared_starts, 1);
 }
 
+TEST(ScroogeWithPlans, WeighingWaitsAShortWaitBesideAJobThatFillsTheDeviceCostsLessThanAPlan) {
+  // As above, but weighing, and the two jobs' plain iterations side by side took twice as long
+  // as alone: a wait beside a leaves nothing of the device idle, so b waits rather than pay the
+  // plan's extra time.
+  scrooge_policy policy(
+      850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
+  profile_both_with_plans(policy, lean(1.02));
+  const usage_curve stretched =
+      curve(100, {0.0, 0.2, 0.4, 0.6}, 100, {1.2, 1.4, 1.6, 1.8}, 100, 2.0);
+  for (job_id job : {1u, 2u}) policy.on_iteration_start(job, 3);
+  for (job_id job : {1u, 2u}) policy.on_iteration_end(job, report_of(3, 5, stretched), 5);
+  ASSERT_NEAR(policy.stats(2).stretch, 2.0, 1e-9);
+  b_asks_beside_a(policy);
+  const auto verdict = policy.may_start(2, 10.35);
+  EXPECT_EQ(verdict.what, decision::verdict::wait_until);
+  EXPECT_EQ(policy.chosen_variant(2), 0u);
+  EXPECT_EQ(policy.stats(2).planned, 0);
+}
+
 TEST(ScroogeWithPlans, APlanThatCostsMoreThanTheWaitIsNotTaken) {
   // The same, but the plan doubles the iteration: waiting 0.05 s is cheaper.
   scrooge_policy policy(850, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
@@ -591,6 +610,52 @@ TEST(ScroogeWithPlans, WeighingTheWaitingJobAJobPlansWhereItsPlainIterationWould
   policy.on_iteration_start(2, t);
   EXPECT_EQ(policy.stats(2).shared_starts, 1);
   EXPECT_EQ(policy.stats(1).planned + policy.stats(2).planned, 4);
+}
+
+TEST(ScroogeWithPlans, WeighingTheWaitingJobCountsNothingWhereSideBySideIterationsTookTwiceAsLong) {
+  // The same jobs, but their plans side by side each took 2.2 s, twice their 1.1 s alone: the
+  // device had no room for both, so starting them together gains nothing and a delay of the
+  // other job costs nothing the device could have done. The quicker plain iteration wins again.
+  scrooge_policy policy(
+      600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
+  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
+  const usage_curve planned = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
+  const usage_curve stretched = curve(100, {0.0}, 150, {2.2}, 150, 2.2);
+  for (job_id job : {1u, 2u}) {
+    policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
+    policy.offer_variants(job, {{"none", plain, 1.0}, {"lean", planned, 1.1}});
+  }
+  double t = 0;
+  for (job_id job : {1u, 2u}) {  // profiling, alone and plain
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    policy.on_iteration_start(job, t);
+    policy.on_iteration_end(job, report_of(t, t + 1, plain), t + 1);
+    t += 1;
+  }
+  for (job_id job : {1u, 2u}) {  // each plan's trial, alone
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    ASSERT_EQ(policy.chosen_variant(job), 1u);
+    policy.on_iteration_start(job, t);
+    policy.on_iteration_end(job, report_of(t, t + 1.1, planned), t + 1.1);
+    t += 1.1;
+  }
+  EXPECT_EQ(policy.stats(1).stretch, 0);  // nothing ran beside it yet
+  for (job_id job : {1u, 2u}) {  // side by side, as the weighing chose while stretch was unknown
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    ASSERT_EQ(policy.chosen_variant(job), 1u);
+    policy.on_iteration_start(job, t);
+  }
+  for (job_id job : {1u, 2u})
+    policy.on_iteration_end(job, report_of(t, t + 2.2, stretched), t + 2.2);
+  t += 2.2;
+  EXPECT_NEAR(policy.stats(1).stretch, 2.0, 1e-9);
+  EXPECT_NEAR(policy.stats(2).stretch, 2.0, 1e-9);
+  ASSERT_EQ(policy.may_start(1, t), decision::start());
+  EXPECT_EQ(policy.chosen_variant(1), 0u);
+  policy.on_iteration_start(1, t);
+  const auto verdict = policy.may_start(2, t);
+  EXPECT_EQ(verdict.what, decision::verdict::wait_until);
+  EXPECT_NEAR(verdict.until_s, t + 1.0, 1e-6);
 }
 
 TEST(ScroogeWithPlans, WithoutWeighingTheWaitingJobTheQuickerPlainIterationStartsAndTheOtherWaits) {

@@ -79,6 +79,26 @@ TEST(WorkloadSim, GeneratedProfilesRunOnTheGpusMemory) {
   EXPECT_GT(result.peak_reserved_bytes, 2 * jobs[0].profile->held.held_at_start);
 }
 
+TEST(WorkloadSim, AGpuMemoryOfItsOwnReplacesTheGpusAndAllowsABudgetUpToIt) {
+  auto setup = on_gpu("2080ti");
+  const auto spec = parse(two_resnets, setup);
+  setup.overrides.budget = 20 * GiB;  // above the 11 GiB of a 2080 Ti
+  EXPECT_NE(error_of(spec, setup).find("exceeds the 11.00 GiB of RTX 2080 Ti-11GB"),
+            std::string::npos);
+  setup.gpu_memory = 22 * GiB;
+  const auto device = simulated_device(spec, setup);
+  EXPECT_EQ(device.capacity, 22 * GiB);
+  EXPECT_EQ(device.budget, 20 * GiB);
+  EXPECT_NE(device.description.find("with 22.00 GiB"), std::string::npos) << device.description;
+  // The memory changes nothing about speed: alone, a job runs as on the GPU's own memory.
+  const auto big = simulated_jobs(spec, setup)[0].profile;
+  setup.gpu_memory.reset();
+  setup.overrides.budget.reset();
+  EXPECT_EQ(simulated_jobs(spec, setup)[0].profile->solo_iteration_s(), big->solo_iteration_s());
+  setup.gpu_memory = 0;
+  EXPECT_NE(error_of(spec, setup).find("--gpu-memory must be a positive size"), std::string::npos);
+}
+
 TEST(WorkloadSim, SpatialSharingBeatsTemporalWhenItFitsAndMpsPaysWhenItDoesNot) {
   auto setup = on_gpu("v100");
   const auto spec = parse(two_resnets, setup);

@@ -68,8 +68,8 @@ struct scrooge_options {
   /// predicts the next iteration only to within a borrow or so. 0: claims as exact as the curve.
   std::int64_t claim_margin = 1;
   /// 1: with footprint plans offered, a start's price includes the delay it adds to the job next
-  /// in line (weigh_the_next_in_line). Off by default: it pays where the jobs leave the device
-  /// idle and costs where they share its compute (README, "How scrooge chooses").
+  /// in line (weigh_the_next_in_line), weighed by the share of the device the two leave each
+  /// other as measured (free_share). 0: each start prices its own delay and extra time only.
   std::int64_t weigh_waiting = 0;
 
   /// These fields as options by name (workload files, --set): ranges, defaults, help.
@@ -87,6 +87,9 @@ struct scrooge_job_stats {
   std::int64_t plans = 0;          ///< footprint plans offered (variants beyond the plain one)
   std::int64_t planned = 0;        ///< iterations run under a footprint plan (a variant > 0)
   double plan_extra_s = 0;         ///< their predicted extra time over plain iterations
+  /// How much longer its iterations run while another's runs beside them (1: not at all), as
+  /// measured; 0 until an iteration has run mostly beside another.
+  double stretch = 0;
 };
 
 class scrooge_policy final : public policy,
@@ -150,6 +153,10 @@ class scrooge_policy final : public policy,
     bool asked_while_blocked = false;      // this iteration was delayed by a verdict
     std::optional<double> first_ask_s;     // when this iteration first asked
     std::optional<double> shifted_from_s;  // when its first TimeShift verdict came
+    // By variant: the length of its latest iteration that ran with no other beside it (the
+    // offered length until one has).
+    std::vector<double> alone_s;
+    double beside_s = 0;  // of the iteration under way, the time another's iteration ran too
     scrooge_job_stats stats;
   };
 
@@ -173,13 +180,27 @@ class scrooge_policy final : public policy,
   /// choosing its best variant, if `job` runs `curve` from `start_s` (none: stays idle).
   [[nodiscard]] double waiting_cost(std::size_t waiting_at, job_id job, const indexed_curve* curve,
                                     double start_s, double now_s, double running_end_s);
+  /// The share of the device's work that running the two side by side adds over one at a time:
+  /// 1/stretch of each, less 1, in [0, 1] (1 while either stretch is unmeasured, as Zico's
+  /// TimeShift assumes). Processor sharing of two jobs that each fill the device gives 0.
+  [[nodiscard]] static double free_share(const job_state& one, const job_state& other);
+  /// The least free_share of `job` with a job mid-iteration (1 with none): what a wait for
+  /// their iterations leaves of the device idle.
+  [[nodiscard]] double share_beside_running(job_id job, const job_state& state) const;
+  /// Adds the time since the latest start or end to beside_s of every job whose iteration ran
+  /// beside another's meanwhile.
+  void count_time_beside(double now_s);
+  /// After an iteration of variant `k` that took `length_s`: its length alone, or the stretch
+  /// its time beside others implies against that length alone.
+  static void learn_stretch(job_state& state, std::size_t k, double length_s);
   /// The variant to start, given the cheapest start for `job` alone (`best`, `best_shift`,
-  /// `best_cost`), once the delay each start adds to the job next in line is counted too;
-  /// `best_shift` follows the variant. others_, others_ids_ and shifts_ must be the decision's.
+  /// `best_cost`, its waits priced at `wait_share`), once the delay each start adds to the job
+  /// next in line is counted too; `best_shift` follows the variant. others_, others_ids_ and
+  /// shifts_ must be the decision's.
   [[nodiscard]] std::size_t weigh_the_next_in_line(job_id job, const job_state& state, double now_s,
                                                    double running_end_s, std::size_t best,
                                                    std::optional<double>& best_shift,
-                                                   double best_cost);
+                                                   double best_cost, double wait_share);
   /// Whether `job`'s iteration alone fits beside what every other job holds between
   /// iterations, as far as it is known (always, with nobody else present or no need known).
   [[nodiscard]] bool fits_beside_idle_others(job_id job, const job_state& state) const;
@@ -227,6 +248,7 @@ class scrooge_policy final : public policy,
   // iteration ends, or not a candidate); weigh_the_next_in_line tries only the rest.
   std::vector<std::optional<double>> shifts_;
   std::vector<other_job> beside_;  // a waiting job's others, the deciding one included
+  double last_event_s_ = 0;        // the latest iteration start or end (count_time_beside)
   // Borrows arrive from any thread; everything else is serialized by the driver.
   mutable std::mutex claims_mutex_;
   iteration_claims claims_;                      // guarded by claims_mutex_

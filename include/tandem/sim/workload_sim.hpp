@@ -28,7 +28,9 @@ inline constexpr const char* unified_memory_policy = "mps-um";
 
 /// Where job profiles come from: exactly one of `gpu` and `recorded`.
 struct sim_setup {
-  std::optional<std::string> gpu;                  ///< generate for this GPU (find_gpu names)
+  std::optional<std::string> gpu;  ///< generate for this GPU (find_gpu names)
+  /// The GPU's memory instead of its own (a variant of it, or memory out of the question).
+  std::optional<std::size_t> gpu_memory;
   const runtime::profile_set* recorded = nullptr;  ///< or replay these, matched by job name
   runtime::policy_overrides overrides;
   std::optional<std::int64_t> batch_size;  ///< replaces every job's batch (sweeps; gpu only)
