@@ -49,10 +49,10 @@ const option_table<scrooge_options>& scrooge_options::table() {
                 "iteration a region larger than the last does not leave co-located ones waiting "
                 "for each other (0: exact claims)")
           .bind("weigh_waiting", &scrooge_options::weigh_waiting, {.least = 0, .most = 1}, "",
-                "1: with plans offered, a start also pays the delay it leaves the job next in "
-                "line, weighed by how little their iterations were measured to slow each other "
-                "side by side, so a plan is taken where the plain iteration would leave that job "
-                "no room");
+                "1: with plans offered, waits cost the share of the device they leave idle, "
+                "learned from how much iterations side by side stretch each other, and a start "
+                "also pays the delay it leaves the job next in line, so a plan is taken where the "
+                "plain iteration would leave that job no room");
   return table;
 }
 
@@ -436,10 +436,10 @@ std::size_t scrooge_policy::weigh_the_next_in_line(job_id job, const job_state& 
     if (extra >= best_total) continue;
     const auto shift = k < shifts_.size() ? shifts_[k] : shift_for(job, *curve, now_s);
     if (!shift) continue;  // no start before an iteration ends
-    const double wait = wait_share * std::max(*shift, 0.0);
-    if (wait + extra >= best_total) continue;
+    const double wait = std::max(*shift, 0.0);
+    if (wait_share * wait + extra >= best_total) continue;
     const double total =
-        wait + extra +
+        wait_share * wait + extra +
         share * (waiting_cost(*waiting_at, job, curve.get(), now_s + wait, now_s, running_end_s) -
                  if_idle);
     if (total < best_total) {

@@ -67,9 +67,10 @@ struct scrooge_options {
   /// Borrows of margin in every iteration claim (iteration_claims.hpp): a measured curve
   /// predicts the next iteration only to within a borrow or so. 0: claims as exact as the curve.
   std::int64_t claim_margin = 1;
-  /// 1: with footprint plans offered, a start's price includes the delay it adds to the job next
-  /// in line (weigh_the_next_in_line), weighed by the share of the device the two leave each
-  /// other as measured (free_share). 0: each start prices its own delay and extra time only.
+  /// 1: with footprint plans offered, a wait costs the share of the device it leaves idle, as
+  /// measured (free_share), and a start's price includes the delay it adds to the job next in
+  /// line (weigh_the_next_in_line), by the same share. 0: each start prices its own delay and
+  /// extra time only.
   std::int64_t weigh_waiting = 0;
 
   /// These fields as options by name (workload files, --set): ranges, defaults, help.
