@@ -5,10 +5,11 @@ Two ResNet-20 at batch 64 (examples/scrooge_two_resnets.toml; about 104 MiB of r
 their peaks) at budgets of 157, 120 and 90 MiB (the issue's; 90 MiB is below one job's peak),
 and a three-model mix (bench/coschedule/mix.toml; 434 MiB of peaks) at 300 and 260 MiB, each
 under temporal, scrooge, nodegroup, and scrooge and nodegroup choosing tensile's plans
-(--policy-planner tensile), scrooge also with weigh_waiting = 1 in a copy of the workload. REPEAT rounds, interleaved (every configuration once per round),
-and the median of each configuration's aggregate samples/s, against temporal's median; a run in
-which a job failed still counts (its samples/s are what the others trained), and the table shows
-the most jobs failed in any run. ITERATIONS (environment) sets every job's iterations (default:
+(--policy-planner tensile), scrooge also with weigh_waiting = 1 in a copy of the workload.
+REPEAT rounds, interleaved (every configuration once per round), and the median of each
+configuration's aggregate samples/s, against temporal's median; a run in which a job failed
+still counts (its samples/s are what the others trained), and the table shows the most jobs
+failed in any run. ITERATIONS (environment) sets every job's iterations (default:
 the workloads' own, 40 and 15-30).
 
   bench/coschedule/real.py [BUILD_DIR] [REPEAT]     (default: build 3)

@@ -574,33 +574,41 @@ TEST(ScroogeWithPlans, APlainIterationThatSwappedOnDemandCostsWhatItTook) {
 /// Budget 600. Plain: 500 for the whole iteration (1 s), 100 between iterations. The plan: 250,
 /// for 0.1 s more. Beside a plain iteration nothing of the other job fits (500 + 250), so it
 /// waits 1 s; under both plans they fit at once (500) for 0.2 s of extra time in all.
+const usage_curve plain_500 = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
+const usage_curve planned_250 = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
+
+/// Jobs a and b offered plain_500 and planned_250 under a scrooge that weighs waits, taken past
+/// their profiles (plain, alone) and their plans' trials (alone, measured). Returns the time.
+double weighing_pair_past_trials(scrooge_policy& policy) {
+  for (job_id job : {1u, 2u}) {
+    policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
+    policy.offer_variants(job, {{"none", plain_500, 1.0}, {"lean", planned_250, 1.1}});
+  }
+  double t = 0;
+  for (job_id job : {1u, 2u}) {  // profiling, alone and plain
+    EXPECT_EQ(policy.may_start(job, t), decision::start());
+    EXPECT_EQ(policy.chosen_variant(job), 0u);
+    policy.on_iteration_start(job, t);
+    policy.on_iteration_end(job, report_of(t, t + 1, plain_500), t + 1);
+    t += 1;
+  }
+  for (job_id job : {1u, 2u}) {  // each plan's first iteration: a trial, alone
+    EXPECT_EQ(policy.may_start(job, t), decision::start());
+    EXPECT_EQ(policy.chosen_variant(job), 1u) << "job " << job;
+    policy.on_iteration_start(job, t);
+    EXPECT_EQ(policy.may_start(3 - job, t), decision::wait_for_event());
+    policy.on_iteration_end(job, report_of(t, t + 1.1, planned_250), t + 1.1);
+    t += 1.1;
+  }
+  return t;
+}
+
 TEST(ScroogeWithPlans, WeighingTheWaitingJobAJobPlansWhereItsPlainIterationWouldLeaveItNoRoom) {
   // The job that asks first prices the other's wait and plans, though its own plain iteration
   // could start now and is the quicker alone.
   scrooge_policy policy(
       600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
-  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
-  const usage_curve planned = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
-  for (job_id job : {1u, 2u}) {
-    policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
-    policy.offer_variants(job, {{"none", plain, 1.0}, {"lean", planned, 1.1}});
-  }
-  double t = 0;
-  for (job_id job : {1u, 2u}) {  // profiling, alone and plain
-    ASSERT_EQ(policy.may_start(job, t), decision::start());
-    EXPECT_EQ(policy.chosen_variant(job), 0u);
-    policy.on_iteration_start(job, t);
-    policy.on_iteration_end(job, report_of(t, t + 1, plain), t + 1);
-    t += 1;
-  }
-  for (job_id job : {1u, 2u}) {  // each plan's first iteration: a trial, alone
-    ASSERT_EQ(policy.may_start(job, t), decision::start());
-    EXPECT_EQ(policy.chosen_variant(job), 1u) << "job " << job;
-    policy.on_iteration_start(job, t);
-    EXPECT_EQ(policy.may_start(3 - job, t), decision::wait_for_event());
-    policy.on_iteration_end(job, report_of(t, t + 1.1, planned), t + 1.1);
-    t += 1.1;
-  }
+  const double t = weighing_pair_past_trials(policy);
   // Both plans measured: side by side, at once.
   ASSERT_EQ(policy.may_start(1, t), decision::start());
   EXPECT_EQ(policy.chosen_variant(1), 1u);
@@ -618,27 +626,8 @@ TEST(ScroogeWithPlans, WeighingTheWaitingJobCountsNothingWhereSideBySideIteratio
   // other job costs nothing the device could have done. The quicker plain iteration wins again.
   scrooge_policy policy(
       600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
-  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
-  const usage_curve planned = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
   const usage_curve stretched = curve(100, {0.0}, 150, {2.2}, 150, 2.2);
-  for (job_id job : {1u, 2u}) {
-    policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
-    policy.offer_variants(job, {{"none", plain, 1.0}, {"lean", planned, 1.1}});
-  }
-  double t = 0;
-  for (job_id job : {1u, 2u}) {  // profiling, alone and plain
-    ASSERT_EQ(policy.may_start(job, t), decision::start());
-    policy.on_iteration_start(job, t);
-    policy.on_iteration_end(job, report_of(t, t + 1, plain), t + 1);
-    t += 1;
-  }
-  for (job_id job : {1u, 2u}) {  // each plan's trial, alone
-    ASSERT_EQ(policy.may_start(job, t), decision::start());
-    ASSERT_EQ(policy.chosen_variant(job), 1u);
-    policy.on_iteration_start(job, t);
-    policy.on_iteration_end(job, report_of(t, t + 1.1, planned), t + 1.1);
-    t += 1.1;
-  }
+  double t = weighing_pair_past_trials(policy);
   EXPECT_EQ(policy.stats(1).stretch, 0);  // nothing ran beside it yet
   for (job_id job : {1u, 2u}) {  // side by side, as the weighing chose while stretch was unknown
     ASSERT_EQ(policy.may_start(job, t), decision::start());
@@ -661,11 +650,9 @@ TEST(ScroogeWithPlans, WeighingTheWaitingJobCountsNothingWhereSideBySideIteratio
 TEST(ScroogeWithPlans, WithoutWeighingTheWaitingJobTheQuickerPlainIterationStartsAndTheOtherWaits) {
   // The same jobs under the default: each start prices its own delay and extra time only.
   scrooge_policy policy(600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0});
-  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
-  const usage_curve planned = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
   for (job_id job : {1u, 2u}) {
     policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
-    policy.offer_variants(job, {{"none", plain, 1.0}, {"lean", planned, 1.1}});
+    policy.offer_variants(job, {{"none", plain_500, 1.0}, {"lean", planned_250, 1.1}});
   }
   for (double t : {0.0, 1.0, 2.0}) {
     const job_id job = t == 1.0 ? 2 : 1;
@@ -678,7 +665,7 @@ TEST(ScroogeWithPlans, WithoutWeighingTheWaitingJobTheQuickerPlainIterationStart
       EXPECT_NEAR(verdict.until_s, 3.0, 1e-6);
       EXPECT_EQ(policy.chosen_variant(2), 0u);
     }
-    policy.on_iteration_end(job, report_of(t, t + 1, plain), t + 1);
+    policy.on_iteration_end(job, report_of(t, t + 1, plain_500), t + 1);
   }
   EXPECT_EQ(policy.stats(1).planned + policy.stats(2).planned, 0);
 }
@@ -687,15 +674,13 @@ TEST(ScroogeWithPlans, WeighingTheWaitingJobAJobAloneKeepsItsPlainIteration) {
   // The same job with nobody else present: no wait to price, the quicker plain iteration runs.
   scrooge_policy policy(
       600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
-  const usage_curve plain = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
   policy.on_arrival(job_info::make(1, "a", 0), 0);
-  policy.offer_variants(
-      1, {{"none", plain, 1.0}, {"lean", curve(100, {0.0}, 150, {1.1}, 150, 1.1), 1.1}});
+  policy.offer_variants(1, {{"none", plain_500, 1.0}, {"lean", planned_250, 1.1}});
   for (double t : {0.0, 1.0, 2.0}) {
     ASSERT_EQ(policy.may_start(1, t), decision::start());
     EXPECT_EQ(policy.chosen_variant(1), 0u);
     policy.on_iteration_start(1, t);
-    policy.on_iteration_end(1, report_of(t, t + 1, plain), t + 1);
+    policy.on_iteration_end(1, report_of(t, t + 1, plain_500), t + 1);
   }
   EXPECT_EQ(policy.stats(1).planned, 0);
 }
