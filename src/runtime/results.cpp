@@ -247,8 +247,10 @@ std::string statistics_text(const std::vector<schedule::policy_statistic>& stati
     } else if (statistic.name.ends_with("_s")) {
       text += fmt::format("{} {:.3f} s", statistic.name.substr(0, statistic.name.size() - 2),
                           statistic.value);
+    } else if (statistic.value == std::trunc(statistic.value)) {
+      text += fmt::format("{} {:.0f}", statistic.name, statistic.value);  // a count, in full
     } else {
-      text += fmt::format("{} {:g}", statistic.name, statistic.value);
+      text += fmt::format("{} {:.2f}", statistic.name, statistic.value);  // a ratio (stretch)
     }
   }
   return text;

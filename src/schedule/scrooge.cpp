@@ -94,6 +94,7 @@ void scrooge_policy::on_departure(job_id job, double now_s) {
   jobs_.erase(found);
   std::lock_guard lock(claims_mutex_);
   departed_[job].borrow_waits = borrow_waits_[job];
+  borrow_refused_.erase(job);
   claims_.depart(job);
 }
 
@@ -637,13 +638,19 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
 
 bool scrooge_policy::try_reserve(job_id job, std::size_t bytes) {
   std::lock_guard lock(claims_mutex_);
-  if (claims_.try_reserve(job, bytes)) return true;
-  ++borrow_waits_[job];
+  if (claims_.try_reserve(job, bytes)) {
+    borrow_refused_.erase(job);
+    return true;
+  }
+  // A refused job asks again on every return and every few milliseconds until it is granted or
+  // gives up (runtime::region_waiter): one wait however many refusals it took.
+  if (borrow_refused_.insert(job).second) ++borrow_waits_[job];
   return false;
 }
 
 void scrooge_policy::cancel(job_id job, std::size_t bytes) {
   std::lock_guard lock(claims_mutex_);
+  borrow_refused_.erase(job);
   claims_.cancel(job, bytes);
 }
 

@@ -106,6 +106,21 @@ TEST(Results, TableShowsEveryJobAndWhyOneFailed) {
   EXPECT_NE(text.find("1 of 2 jobs failed"), std::string::npos) << text;
 }
 
+TEST(Results, PolicyStatisticsPrintCountsInFullRatiosToTwoPlacesAndUnitsByName) {
+  auto run = sample();
+  run.policy = "scrooge";
+  run.jobs[0].policy_stats = {{"borrow_waits", 12345678},
+                              {"stretch", 1.64957},
+                              {"total_shift_s", 0.5},
+                              {"effective_budget_bytes", 64.0 * (1u << 20)}};
+  std::ostringstream out;
+  print_table(run, out);
+  EXPECT_NE(out.str().find("scrooge for resnet: borrow_waits 12345678, stretch 1.65, total_shift "
+                           "0.500 s, effective_budget 64.00 MiB"),
+            std::string::npos)
+      << out.str();
+}
+
 TEST(Results, APlannedJobWithoutAPlannedIterationSaysWhy) {
   auto run = sample();
   run.jobs[0].footprint = footprint_result{};

@@ -359,9 +359,16 @@ TEST(Scrooge, RegionBorrowsBeyondWhatLetsTheOthersFinishWait) {
   EXPECT_TRUE(policy.try_reserve(2, 100));
   EXPECT_FALSE(policy.try_reserve(2, 100));  // 800 > 700
   EXPECT_TRUE(policy.others_will_move(2));   // a will return regions
+  // The job asks again while it waits (region_waiter polls): one wait, not one per refusal.
+  EXPECT_FALSE(policy.try_reserve(2, 100));
+  EXPECT_FALSE(policy.try_reserve(2, 100));
+  EXPECT_EQ(policy.stats(2).borrow_waits, 1);
   policy.returned(1, 100);
   EXPECT_TRUE(policy.try_reserve(2, 100));
   EXPECT_EQ(policy.stats(2).borrow_waits, 1);
+  // A refusal after that grant is a second wait.
+  EXPECT_FALSE(policy.try_reserve(2, 100));
+  EXPECT_EQ(policy.stats(2).borrow_waits, 2);
 }
 
 TEST(Scrooge, AnIterationAboveItsPredictedPeakFallsBackToRunningAlone) {

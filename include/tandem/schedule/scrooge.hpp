@@ -46,6 +46,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,7 +85,7 @@ struct scrooge_job_stats {
   std::int64_t fallbacks = 0;      ///< times the job fell back to time multiplexing
   std::int64_t event_waits = 0;    ///< decisions to wait for another job's iteration end
   std::int64_t shared_starts = 0;  ///< iterations started while another job's was running
-  std::int64_t borrow_waits = 0;   ///< region borrows refused mid-iteration (the job waited)
+  std::int64_t borrow_waits = 0;   ///< waits for region borrows refused mid-iteration
   std::int64_t plans = 0;          ///< footprint plans offered (variants beyond the plain one)
   std::int64_t planned = 0;        ///< iterations run under a footprint plan (a variant > 0)
   double plan_extra_s = 0;         ///< their predicted extra time over plain iterations
@@ -253,7 +254,8 @@ class scrooge_policy final : public policy,
   // Borrows arrive from any thread; everything else is serialized by the driver.
   mutable std::mutex claims_mutex_;
   iteration_claims claims_;                      // guarded by claims_mutex_
-  std::map<job_id, std::int64_t> borrow_waits_;  // refusals so far by job; guarded likewise
+  std::map<job_id, std::int64_t> borrow_waits_;  // waits so far by job; guarded likewise
+  std::set<job_id> borrow_refused_;              // jobs whose last borrow was refused; likewise
 };
 
 /// scrooge in the registry (registry.hpp).
