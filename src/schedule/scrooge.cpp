@@ -93,8 +93,9 @@ void scrooge_policy::on_departure(job_id job, double now_s) {
   departed_[job] = found->second.stats;
   jobs_.erase(found);
   std::lock_guard lock(claims_mutex_);
-  departed_[job].borrow_waits = borrow_waits_[job];
-  borrow_refused_.erase(job);
+  auto& borrows = borrows_[job];
+  departed_[job].borrow_waits = borrows.waits;
+  borrows.refused = false;
   claims_.depart(job);
 }
 
@@ -638,19 +639,18 @@ void scrooge_policy::on_iteration_end(job_id job, const iteration_report& report
 
 bool scrooge_policy::try_reserve(job_id job, std::size_t bytes) {
   std::lock_guard lock(claims_mutex_);
-  if (claims_.try_reserve(job, bytes)) {
-    borrow_refused_.erase(job);
-    return true;
-  }
+  auto& borrows = borrows_[job];
+  const bool granted = claims_.try_reserve(job, bytes);
   // A refused job asks again on every return and every few milliseconds until it is granted or
   // gives up (runtime::region_waiter): one wait however many refusals it took.
-  if (borrow_refused_.insert(job).second) ++borrow_waits_[job];
-  return false;
+  if (!granted && !borrows.refused) ++borrows.waits;
+  borrows.refused = !granted;
+  return granted;
 }
 
 void scrooge_policy::cancel(job_id job, std::size_t bytes) {
   std::lock_guard lock(claims_mutex_);
-  borrow_refused_.erase(job);
+  borrows_[job].refused = false;
   claims_.cancel(job, bytes);
 }
 
@@ -668,8 +668,8 @@ scrooge_job_stats scrooge_policy::stats(job_id job) const {
   if (const auto found = jobs_.find(job); found != jobs_.end()) {
     auto stats = found->second.stats;
     std::lock_guard lock(claims_mutex_);
-    if (const auto waits = borrow_waits_.find(job); waits != borrow_waits_.end()) {
-      stats.borrow_waits = waits->second;
+    if (const auto borrows = borrows_.find(job); borrows != borrows_.end()) {
+      stats.borrow_waits = borrows->second.waits;
     }
     return stats;
   }

@@ -585,29 +585,27 @@ const usage_curve plain_500 = curve(100, {0.0}, 400, {1.0}, 400, 1.0);
 const usage_curve planned_250 = curve(100, {0.0}, 150, {1.1}, 150, 1.1);
 
 /// Jobs a and b offered plain_500 and planned_250 under a scrooge that weighs waits, taken past
-/// their profiles (plain, alone) and their plans' trials (alone, measured). Returns the time.
-double weighing_pair_past_trials(scrooge_policy& policy) {
+/// their profiles (plain, alone) and their plans' trials (alone, measured), from time `t` on.
+void weighing_pair_past_trials(scrooge_policy& policy, double& t) {
   for (job_id job : {1u, 2u}) {
     policy.on_arrival(job_info::make(job, job == 1 ? "a" : "b", 0), 0);
     policy.offer_variants(job, {{"none", plain_500, 1.0}, {"lean", planned_250, 1.1}});
   }
-  double t = 0;
   for (job_id job : {1u, 2u}) {  // profiling, alone and plain
-    EXPECT_EQ(policy.may_start(job, t), decision::start());
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
     EXPECT_EQ(policy.chosen_variant(job), 0u);
     policy.on_iteration_start(job, t);
     policy.on_iteration_end(job, report_of(t, t + 1, plain_500), t + 1);
     t += 1;
   }
   for (job_id job : {1u, 2u}) {  // each plan's first iteration: a trial, alone
-    EXPECT_EQ(policy.may_start(job, t), decision::start());
-    EXPECT_EQ(policy.chosen_variant(job), 1u) << "job " << job;
+    ASSERT_EQ(policy.may_start(job, t), decision::start());
+    ASSERT_EQ(policy.chosen_variant(job), 1u) << "job " << job;
     policy.on_iteration_start(job, t);
     EXPECT_EQ(policy.may_start(3 - job, t), decision::wait_for_event());
     policy.on_iteration_end(job, report_of(t, t + 1.1, planned_250), t + 1.1);
     t += 1.1;
   }
-  return t;
 }
 
 TEST(ScroogeWithPlans, WeighingTheWaitingJobAJobPlansWhereItsPlainIterationWouldLeaveItNoRoom) {
@@ -615,7 +613,8 @@ TEST(ScroogeWithPlans, WeighingTheWaitingJobAJobPlansWhereItsPlainIterationWould
   // could start now and is the quicker alone.
   scrooge_policy policy(
       600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
-  const double t = weighing_pair_past_trials(policy);
+  double t = 0;
+  ASSERT_NO_FATAL_FAILURE(weighing_pair_past_trials(policy, t));
   // Both plans measured: side by side, at once.
   ASSERT_EQ(policy.may_start(1, t), decision::start());
   EXPECT_EQ(policy.chosen_variant(1), 1u);
@@ -634,7 +633,8 @@ TEST(ScroogeWithPlans, WeighingTheWaitingJobCountsNothingWhereSideBySideIteratio
   scrooge_policy policy(
       600, {.ramp_start = 1, .ramp_iterations = 0, .claim_margin = 0, .weigh_waiting = 1});
   const usage_curve stretched = curve(100, {0.0}, 150, {2.2}, 150, 2.2);
-  double t = weighing_pair_past_trials(policy);
+  double t = 0;
+  ASSERT_NO_FATAL_FAILURE(weighing_pair_past_trials(policy, t));
   EXPECT_EQ(policy.stats(1).stretch, 0);  // nothing ran beside it yet
   for (job_id job : {1u, 2u}) {  // side by side, as the weighing chose while stretch was unknown
     ASSERT_EQ(policy.may_start(job, t), decision::start());

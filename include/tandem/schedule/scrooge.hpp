@@ -46,7 +46,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -253,9 +252,12 @@ class scrooge_policy final : public policy,
   double last_event_s_ = 0;        // the latest iteration start or end (count_time_beside)
   // Borrows arrive from any thread; everything else is serialized by the driver.
   mutable std::mutex claims_mutex_;
-  iteration_claims claims_;                      // guarded by claims_mutex_
-  std::map<job_id, std::int64_t> borrow_waits_;  // waits so far by job; guarded likewise
-  std::set<job_id> borrow_refused_;              // jobs whose last borrow was refused; likewise
+  iteration_claims claims_;  // guarded by claims_mutex_
+  struct borrow_record {
+    std::int64_t waits = 0;  // refused borrows the job waited for, each wait once
+    bool refused = false;    // its last borrow was refused: it is waiting (and asks again)
+  };
+  std::map<job_id, borrow_record> borrows_;  // guarded by claims_mutex_
 };
 
 /// scrooge in the registry (registry.hpp).
