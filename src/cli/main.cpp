@@ -32,12 +32,23 @@ CLI::Option* add_file(CLI::App& app, const std::string& name, std::string& targe
   return app.add_option(name, target, help)->check(tandem::cli::file_name());
 }
 
+/// The bytes `text` names, or a config_error that names `flag` as well as the value.
+std::size_t bytes_of(const std::string& flag, const std::string& text) {
+  try {
+    return tandem::parse_bytes(text);
+  } catch (const tandem::config_error& e) {
+    tandem::config_error named(flag + ": " + e.what());
+    named.set_location_of(e);
+    throw named;
+  }
+}
+
 /// Adds a size option ("64MiB", "2G", "4096") that writes bytes into `target`.
 CLI::Option* add_size(CLI::App& app, const std::string& name, std::size_t& target,
                       const std::string& help) {
   return app
       .add_option_function<std::string>(
-          name, [&target](const std::string& text) { target = tandem::parse_bytes(text); }, help)
+          name, [&target, name](const std::string& text) { target = bytes_of(name, text); }, help)
       ->default_str(tandem::format_bytes(target));
 }
 
@@ -82,14 +93,14 @@ int main(int argc, char** argv) {
   sim_cmd
       ->add_option_function<std::string>(
           "--gpu-memory",
-          [&sim](const std::string& text) { sim.gpu_memory = tandem::parse_bytes(text); },
+          [&sim](const std::string& text) { sim.gpu_memory = bytes_of("--gpu-memory", text); },
           "Give the --gpu this much memory instead of its own (e.g. 16GiB for a V100-16GB; a "
           "large size takes memory out of the question)")
       ->needs(gpu_opt);
   sim_cmd->add_option("--policy", sim.policy,
                       "Policy, replacing the workload's (also: mps-um, MPS with unified memory)");
   sim_cmd->add_option_function<std::string>(
-      "--budget", [&sim](const std::string& text) { sim.budget = tandem::parse_bytes(text); },
+      "--budget", [&sim](const std::string& text) { sim.budget = bytes_of("--budget", text); },
       "Memory budget (e.g. 16GiB), replacing the workload's");
   sim_cmd->add_option_function<std::vector<std::string>>(
       "--compare",
@@ -192,7 +203,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("workload", run.workload, "Workload file (TOML; see examples/)")->required();
   run_cmd->add_option("--policy", run.policy, "Policy, replacing the workload's [policy] name");
   run_cmd->add_option_function<std::string>(
-      "--budget", [&run](const std::string& text) { run.budget = tandem::parse_bytes(text); },
+      "--budget", [&run](const std::string& text) { run.budget = bytes_of("--budget", text); },
       "Memory budget (e.g. 1GiB), replacing the workload's");
   run_cmd->add_option("--planner", run.planner,
                       "Footprint planner of every training job, replacing the jobs' planner: "

@@ -115,7 +115,7 @@ TEST_F(CommandLine, AHugeNumberIsRefusedPlainly) {
 TEST_F(CommandLine, MessagesCarryNoSourceLocationUnlessDebugging) {
   const auto run = tandem({"pool-demo", "--budget", "12XB"});
   EXPECT_EQ(run.status, 2);
-  EXPECT_NE(run.err.find("cannot read the size '12XB'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("--budget: cannot read the size '12XB'"), std::string::npos) << run.err;
   EXPECT_EQ(run.err.find(".cpp:"), std::string::npos) << run.err;
   const auto debug = tandem({"--debug", "pool-demo", "--budget", "12XB"});
   EXPECT_EQ(debug.status, 2);

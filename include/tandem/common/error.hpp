@@ -28,6 +28,11 @@ class error : public std::runtime_error {
     file_ = file;
     line_ = line;
   }
+  /// Where `other` was raised: for an error that restates `other` with more context.
+  void set_location_of(const error& other) noexcept {
+    file_ = other.file_;
+    line_ = other.line_;
+  }
 
  private:
   // A pointer and a number, not a string: copying an exception must not throw.
