@@ -12,9 +12,16 @@ job_arena::job_arena(job_id id, std::string name, pool_context& context)
 
 region_class job_arena::class_of(std::size_t bytes, alloc_kind kind) const {
   if (kind == alloc_kind::persistent) return region_class::persistent;
-  if (bytes < context_.options.small_block_limit()) return region_class::small;
+  if (bytes < context_.options.small_block_limit()) {
+    const bool apart = small_gradients_apart_ && kind == alloc_kind::gradient;
+    return apart ? region_class::small_gradient : region_class::small;
+  }
   const bool ephemeral = kind == alloc_kind::temporary || kind == alloc_kind::gradient;
   return ephemeral ? region_class::transient : region_class::large;
+}
+
+bool job_arena::is_small_gradient(const block& b) const {
+  return b.kind == alloc_kind::gradient && b.size < context_.options.small_block_limit();
 }
 
 std::uint16_t job_arena::slot_of(device::stream& stream) {
@@ -191,6 +198,10 @@ void* job_arena::hand_out(std::uint32_t id, std::uint16_t slot, std::size_t byte
   live_.emplace(b.offset, id);
   ++segments_[b.segment].live_blocks;
 
+  if (is_small_gradient(b)) {
+    small_gradient_live_bytes_ += b.size;
+    if (small_gradient_live_bytes_ > context_.options.region_size) small_gradients_apart_ = true;
+  }
   auto& per_kind = stats_.by_kind[index_of(kind)];
   per_kind.live_bytes += b.size;
   per_kind.peak_live_bytes = std::max(per_kind.peak_live_bytes, per_kind.live_bytes);
@@ -430,6 +441,7 @@ free_status job_arena::deallocate(std::size_t offset) {
   live_.erase(found);
   block& b = blocks_[id];
   --segments_[b.segment].live_blocks;
+  if (is_small_gradient(b)) small_gradient_live_bytes_ -= b.size;
   auto& per_kind = stats_.by_kind[index_of(b.kind)];
   per_kind.live_bytes -= b.size;
   ++per_kind.frees;

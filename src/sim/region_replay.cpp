@@ -41,7 +41,8 @@ std::size_t round_up(std::size_t bytes, std::size_t unit) {
   return (bytes + unit - 1) / unit * unit;
 }
 
-/// Enough room for the job alone: everything it could hold at once, plus a region per class.
+/// Enough room for the job alone: everything it could hold at once, plus a region per class
+/// of the pool (five).
 std::size_t replay_capacity(const job_profile& profile, std::size_t region_size) {
   std::size_t persistent = 0;
   for (const auto size : profile.persistent_tensors) persistent += round_up(size, region_size);
@@ -49,7 +50,7 @@ std::size_t replay_capacity(const job_profile& profile, std::size_t region_size)
   for (const auto& step : profile.steps) {
     if (step.bytes > 0) transient += round_up(static_cast<std::size_t>(step.bytes), region_size);
   }
-  return persistent + transient + 4 * region_size;
+  return persistent + transient + 5 * region_size;
 }
 
 void replay_on(memory::device_pool& pool, memory::job_id job, device::stream& stream,
