@@ -200,7 +200,11 @@ void* job_arena::hand_out(std::uint32_t id, std::uint16_t slot, std::size_t byte
 
   if (is_small_gradient(b)) {
     small_gradient_live_bytes_ += b.size;
-    if (small_gradient_live_bytes_ > context_.options.region_size) small_gradients_apart_ = true;
+    ++small_gradients_live_;
+    if (small_gradient_live_bytes_ > context_.options.region_size &&
+        small_gradients_live_ > small_gradients_apart_count) {
+      small_gradients_apart_ = true;
+    }
   }
   auto& per_kind = stats_.by_kind[index_of(kind)];
   per_kind.live_bytes += b.size;
@@ -441,7 +445,10 @@ free_status job_arena::deallocate(std::size_t offset) {
   live_.erase(found);
   block& b = blocks_[id];
   --segments_[b.segment].live_blocks;
-  if (is_small_gradient(b)) small_gradient_live_bytes_ -= b.size;
+  if (is_small_gradient(b)) {
+    small_gradient_live_bytes_ -= b.size;
+    --small_gradients_live_;
+  }
   auto& per_kind = stats_.by_kind[index_of(b.kind)];
   per_kind.live_bytes -= b.size;
   ++per_kind.frees;

@@ -125,26 +125,32 @@ TEST_F(DevicePool, SmallBlocksAreAtMostAnEighthOfARegion) {
   for (void* p : {tiny, map_gradient}) pool.deallocate(job, p);
 }
 
-// Small gradients share the small-block regions until they have held more than a region at once;
-// from then on they go to regions of their own, so that their holes, left as the backward pass
-// frees them, do not pin regions that longer-lived small blocks hold too (MobileNetV2's largest
-// batch under capuchin in 48 MiB: 45 with them shared, 85 apart).
-TEST_F(DevicePool, SmallGradientsGetRegionsOfTheirOwnOnceTheyFillMoreThanARegion) {
+// Small gradients share the small-block regions until many of them (more than a region's worth
+// and more than 48) have been live at once; from then on they go to regions of their own, so
+// that their holes, left as the backward pass frees them, do not pin regions that longer-lived
+// small blocks hold too (MobileNetV2's largest batch under capuchin in 48 MiB: 45 with them
+// shared, 85 apart). Fewer, larger ones stay (the LSTM: 41 at once, 77 KiB on average).
+TEST_F(DevicePool, ManySmallGradientsGetRegionsOfTheirOwn) {
   device_pool pool(backend_, small_pool());  // 2 MiB regions, small blocks under 256 KiB
   const auto job = pool.add_job("a");
   void* statistics = pool.allocate(job, *stream_, 8 * KiB, alloc_kind::feature_map);
   std::vector<void*> gradients;
   std::set<std::size_t> shared;
-  // 17 of 128 KiB: the 17th takes them past a region, still among the small blocks.
-  for (int k = 0; k < 17; ++k) {
-    gradients.push_back(pool.allocate(job, *stream_, 128 * KiB, alloc_kind::gradient));
-    shared.insert(testing::region_of(pool, gradients.back()));
-  }
+  const auto allocate_gradients = [&](int count, std::size_t bytes) {
+    for (int k = 0; k < count; ++k) {
+      gradients.push_back(pool.allocate(job, *stream_, bytes, alloc_kind::gradient));
+      shared.insert(testing::region_of(pool, gradients.back()));
+    }
+  };
+  // 17 of 128 KiB: past a region's worth, but few; they stay among the small blocks.
+  allocate_gradients(17, 128 * KiB);
+  // 32 of 8 KiB more: 49 live, the last one still among the small blocks.
+  allocate_gradients(32, 8 * KiB);
   EXPECT_TRUE(shared.contains(testing::region_of(pool, statistics)))
-      << "below a region's worth, small gradients fill the small-block regions' holes";
-  void* apart = pool.allocate(job, *stream_, 128 * KiB, alloc_kind::gradient);
+      << "few small gradients fill the small-block regions' holes";
+  void* apart = pool.allocate(job, *stream_, 8 * KiB, alloc_kind::gradient);
   EXPECT_FALSE(shared.contains(testing::region_of(pool, apart)))
-      << "past a region's worth, they take regions of their own";
+      << "past 48 at once, they take regions of their own";
   void* temporary = pool.allocate(job, *stream_, 8 * KiB, alloc_kind::temporary);
   EXPECT_TRUE(shared.contains(testing::region_of(pool, temporary)))
       << "other small blocks stay in the small-block regions";
