@@ -57,8 +57,8 @@ namespace tandem::memory::detail {
 /// (temporaries and gradient maps) and feature maps (with unclassified data) each get regions of
 /// their own (Zico §4, §6.3; Salus §3.3): a short-lived buffer freed mid-iteration then leaves no
 /// hole between long-lived feature maps, and its region can go back as soon as it empties.
-/// Small gradients get regions of their own once they have filled more than a region at once
-/// (small_gradient; job_arena::small_gradients_apart_).
+/// Small gradients get regions of their own once many have been live at once (small_gradient;
+/// job_arena::small_gradients_apart_).
 enum class region_class : std::uint8_t { persistent, small, large, transient, small_gradient };
 inline constexpr std::size_t region_class_count = 5;
 
