@@ -209,7 +209,7 @@ struct executor_state {
   std::set<std::size_t> away;
   /// Those of `away` with a copy under way (going out or coming in): every operation's start
   /// and end polls them, and walking all of `away` there (dropped and out tensors included)
-  /// was about half of what following an operation cost (callgrind, README).
+  /// was a fifth to a third of the executor's instructions (callgrind, README).
   std::set<std::size_t> copying;
 
   // The running iteration.
