@@ -264,6 +264,27 @@ struct executor_state {
         plan(std::move(pl)),
         next(n),
         persistent(std::move(storages)) {}
+
+  /// Tensor `t` is now `where`: `away` and `copying` follow it.
+  void index(std::size_t t, residence where) {
+    if (where == residence::present) {
+      away.erase(t);
+    } else {
+      away.insert(t);
+    }
+    if (copy_under_way(where)) {
+      copying.insert(t);
+    } else {
+      copying.erase(t);
+    }
+  }
+
+  /// Forgets the iteration's tensors, with their indexes.
+  void clear_tensors() {
+    tensors.clear();
+    away.clear();
+    copying.clear();
+  }
 };
 
 }  // namespace detail
@@ -301,16 +322,7 @@ class executor_ops {
   /// Tensor `t` is now `where`; `away` follows it, so that no operation scans every tensor.
   void place(std::size_t t, residence where) {
     s_.tensors[t].where = where;
-    if (where == residence::present) {
-      s_.away.erase(t);
-    } else {
-      s_.away.insert(t);
-    }
-    if (detail::copy_under_way(where)) {
-      s_.copying.insert(t);
-    } else {
-      s_.copying.erase(t);
-    }
+    s_.index(t, where);
   }
 
   /// Whether a block of the plan awaits its storage: only then are outputs worth looking at.
@@ -851,13 +863,11 @@ void plan_executor::begin() {
     s.live.clear();
   }
   s.by_storage.clear();
+  s.clear_tensors();
   s.tensors = std::move(s.carried);
   s.carried.clear();
-  s.away.clear();
-  s.copying.clear();
   for (const auto& [t, tracked] : s.tensors) {
-    if (tracked.where != residence::present) s.away.insert(t);
-    if (detail::copy_under_way(tracked.where)) s.copying.insert(t);
+    s.index(t, tracked.where);
     // Carried, perhaps from the executor of an earlier plan, which need not move it: its
     // readers find it by its storage.
     if (!tracked.storage) continue;
@@ -943,9 +953,7 @@ void plan_executor::end() {
   stats_.stall_s +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
   s.calls.clear();
-  s.tensors.clear();
-  s.away.clear();
-  s.copying.clear();
+  s.clear_tensors();
   s.by_storage.clear();
   // Sizes that stopped matching, or another number of allocations or operations (where they
   // were followed) than recorded: the plan did not describe this iteration.
@@ -977,9 +985,7 @@ void plan_executor::abandon_iteration() noexcept {
   s.pending_out.clear();
   s.pending_in.clear();
   s.calls.clear();
-  s.tensors.clear();
-  s.away.clear();
-  s.copying.clear();
+  s.clear_tensors();
   s.by_storage.clear();
   s.measured_s.clear();
   ++stats_.iterations;
@@ -1008,9 +1014,7 @@ void plan_executor::bring_back(plan_executor* next) {
     for (auto& entry : s.carried) next->state_->carried.insert(std::move(entry));
     s.carried.clear();
   }
-  s.tensors.clear();
-  s.away.clear();
-  s.copying.clear();
+  s.clear_tensors();
 }
 
 void plan_executor::on_event(const memory::trace_event& event) {
